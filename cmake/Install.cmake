@@ -1,0 +1,19 @@
+# Installs headers, the library, the CMake package a2av (target a2av::a2av) and a2av.pc.
+include(CMakePackageConfigHelpers)
+
+install(DIRECTORY include/a2av DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS a2av EXPORT a2avTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(EXPORT a2avTargets NAMESPACE a2av:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/a2av)
+
+configure_package_config_file(cmake/a2avConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/a2avConfig.cmake INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/a2av)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/a2avConfigVersion.cmake
+  COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/a2avConfig.cmake ${PROJECT_BINARY_DIR}/a2avConfigVersion.cmake
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/a2av)
+
+configure_file(cmake/a2av.pc.in ${PROJECT_BINARY_DIR}/a2av.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/a2av.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

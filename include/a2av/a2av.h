@@ -1,0 +1,55 @@
+/* a2av: fast and memory-aware variable-size all-to-all exchange on MPI.
+ *
+ * The C API. Every function is collective over `comm` unless said otherwise,
+ * returns A2AV_SUCCESS or one of the error codes below, and leaves the send
+ * buffer untouched. See docs/algorithms.md for the algorithm names. */
+#ifndef A2AV_A2AV_H
+#define A2AV_A2AV_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  A2AV_SUCCESS = 0,
+  A2AV_ERR_ARG = 1,       /* bad local argument: negative count, null buffer with data, ... */
+  A2AV_ERR_COUNTS = 2,    /* send and receive counts disagree across ranks */
+  A2AV_ERR_ALGORITHM = 3, /* unknown algorithm name, parameter or value */
+  A2AV_ERR_CAPACITY = 4,  /* in-place buffer or memory budget too small */
+  A2AV_ERR_DATATYPE = 5,  /* unusable datatype */
+  A2AV_ERR_MPI = 6        /* an MPI call failed */
+};
+
+/* Same arguments and semantics as MPI_Alltoallv, MPI_IN_PLACE included.
+   The algorithm comes from the A2AV_ALGORITHM environment variable if set,
+   else from the built-in selection ("auto"). */
+int A2AV_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Large-count form (MPI-4 style): totals and displacements beyond 2^31 work. */
+int A2AV_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
+int A2AV_Alltoallv_with(const char *algorithm, const void *sendbuf, const MPI_Count sendcounts[],
+                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm);
+
+/* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */
+const char *A2AV_Error_string(int code);
+
+/* Local queries about the calling thread's most recent a2av call (not collective). */
+const char *A2AV_Last_error_message(void); /* "" after a success */
+MPI_Count A2AV_Last_peak_bytes(void);      /* peak temporary bytes allocated by that call */
+const char *A2AV_Last_algorithm(void);     /* the spec that ran, parameters resolved */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* A2AV_A2AV_H */

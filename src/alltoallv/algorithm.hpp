@@ -1,0 +1,48 @@
+// What every alltoallv algorithm sees: the normalised exchange (one byte range per peer on
+// each side) and its resolved parameters. One file per algorithm implements `run_<name>`.
+#pragma once
+
+#include "core/call.hpp"
+#include "core/comm_context.hpp"
+#include "core/memory.hpp"
+#include "core/p2p.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace a2av {
+
+struct Exchange {
+  const CommContext& ctx;
+  const ByteBlocks& send;         // send.bytes[j]: bytes for rank j
+  const ByteBlocks& recv;         // recv.bytes[j]: bytes expected from rank j
+  std::int64_t max_block_bytes;   // agreed: the largest block of any rank
+  MemoryTracker& memory;          // charge every temporary buffer here
+  Mismatch& mismatch;             // count disagreements seen while data moved
+  const Call& call;               // the user's arguments (for the vendor call)
+};
+
+// Resolved parameters of one algorithm, by key.
+using Params = std::map<std::string, std::int64_t, std::less<>>;
+
+using AlgorithmFn = void (*)(const Exchange&, const Params&);
+
+void run_vendor(const Exchange&, const Params&);
+void run_linear(const Exchange&, const Params&);
+void run_spread_out(const Exchange&, const Params&);
+void run_scattered(const Exchange&, const Params&);
+void run_pairwise(const Exchange&, const Params&);
+void run_tuna(const Exchange&, const Params&);
+void run_tuna_coalesced(const Exchange&, const Params&);
+void run_tuna_staggered(const Exchange&, const Params&);
+
+// The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
+using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,
+                                const int*, const int*, MPI_Datatype, MPI_Comm);
+void set_vendor_alltoallv(VendorAlltoallv fn);
+
+// Copies this rank's own block from the send to the receive side.
+void copy_self_block(const Exchange& ex);
+
+}  // namespace a2av

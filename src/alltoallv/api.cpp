@@ -1,0 +1,81 @@
+// The C++ entry points over the driver.
+#include <a2av/alltoallv.hpp>
+
+#include "alltoallv/exchange.hpp"
+#include "alltoallv/registry.hpp"
+#include "core/check.hpp"
+#include "core/comm_context.hpp"
+
+#include <map>
+
+namespace a2av {
+
+void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
+               std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
+               std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
+               MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
+  const CommContext& ctx = comm_context(comm);
+  const auto size = static_cast<std::size_t>(ctx.size);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if ((!in_place && (sendcounts.size() < size || sdispls.size() < size)) ||
+      recvcounts.size() < size || rdispls.size() < size)
+    fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
+  const Call call{sendbuf,         sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+                  recvcounts.data(), rdispls.data(),  recvtype,       comm};
+  CallInfo info = run_alltoallv(call, options.algorithm, options.validate);
+  if (options.info) *options.info = std::move(info);
+}
+
+std::vector<MPI_Count> exchange_counts(std::span<const MPI_Count> sendcounts, MPI_Comm comm) {
+  const CommContext& ctx = comm_context(comm);
+  if (sendcounts.size() < static_cast<std::size_t>(ctx.size))
+    fail(A2AV_ERR_ARG, "sendcounts needs {} entries", ctx.size);
+  std::vector<std::int64_t> out(ctx.size), in(sendcounts.begin(), sendcounts.begin() + ctx.size);
+  check_mpi(MPI_Alltoall(in.data(), 1, MPI_INT64_T, out.data(), 1, MPI_INT64_T, ctx.comm),
+            "MPI_Alltoall");
+  return {out.begin(), out.end()};
+}
+
+std::vector<MPI_Aint> packed_displacements(std::span<const MPI_Count> counts) {
+  std::vector<MPI_Aint> displs(counts.size());
+  MPI_Aint at = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = at;
+    at += static_cast<MPI_Aint>(counts[i]);
+  }
+  return displs;
+}
+
+std::vector<AlgorithmDescription> algorithms() {
+  std::vector<AlgorithmDescription> out;
+  for (const auto& a : algorithm_table()) {
+    AlgorithmDescription d{std::string(a.name), std::string(a.summary), {}};
+    for (const auto& p : a.params)
+      d.parameters.push_back(fmt::format("{} ({}..{}, default {}): {}", p.key, p.min, p.max,
+                                         p.fallback, p.doc));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::int64_t temp_memory_bound(std::string_view spec, int comm_size, int ranks_per_node,
+                               std::int64_t max_block_bytes, std::int64_t send_total_bytes) {
+  const Spec parsed = parse_spec(spec);
+  return parsed.algorithm->memory_bound(
+      {comm_size, ranks_per_node, max_block_bytes, send_total_bytes}, parsed.params);
+}
+
+namespace detail {
+
+MPI_Datatype byte_type_of_size(int bytes) {
+  static std::map<int, MPI_Datatype> types;  // committed once per size, kept until finalize
+  auto [it, inserted] = types.try_emplace(bytes, MPI_DATATYPE_NULL);
+  if (inserted) {
+    check_mpi(MPI_Type_contiguous(bytes, MPI_BYTE, &it->second), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&it->second), "MPI_Type_commit");
+  }
+  return it->second;
+}
+
+}  // namespace detail
+}  // namespace a2av

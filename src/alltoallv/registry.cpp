@@ -1,0 +1,142 @@
+#include "alltoallv/registry.hpp"
+
+#include "alltoallv/tuna.hpp"
+#include "core/check.hpp"
+
+#include <fmt/ranges.h>
+
+#include <charconv>
+#include <climits>
+
+namespace a2av {
+namespace {
+
+constexpr std::int64_t kNoLimit = INT_MAX;
+
+std::int64_t no_memory(const BoundInput&, const Params&) { return 0; }
+
+std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
+  if (in.size == 1) return 0;
+  const int radix = tuna_radix(p.at("radix"), in.size);
+  return tuna_memory_bound(in.size, radix, tuna_batch(p.at("batch"), radix), in.max_block);
+}
+
+int node_size_of(const BoundInput& in, const Params& p) {
+  return p.at("ranks_per_node") > 0 ? static_cast<int>(std::min<std::int64_t>(p.at("ranks_per_node"), in.size))
+                                    : in.node_size;
+}
+
+std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
+  const int q = node_size_of(in, p);
+  if (in.size % q != 0) return tuna_bound(in, p);
+  const int nodes = in.size / q;
+  const int radix = tuna_radix(p.at("radix"), q);
+  const std::int64_t phase1 = q == 1 ? 0
+                                     : tuna_memory_bound(q, radix, tuna_batch(p.at("batch"), radix),
+                                                         nodes * in.max_block);
+  return in.send_total + in.size * in.max_block + phase1;
+}
+
+const ParamSpec kRadix{"radix", 2, kNoLimit, 0, "base of the rounds, 2..P (larger is clamped to P); default ceil(sqrt(P))"};
+const ParamSpec kBatch{"batch", 1, kNoLimit, 0, "rounds of one digit in flight at once; default radix-1 (all)"};
+const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8, "peers (nodes for hierarchical) per batch"};
+const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0, "ranks per node; 0: detected by MPI_COMM_TYPE_SHARED"};
+
+std::int64_t parse_value(std::string_view key, std::string_view text) {
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    fail(A2AV_ERR_ALGORITHM, "parameter {}: '{}' is not an integer", key, text);
+  return value;
+}
+
+std::string accepted_names() {
+  std::vector<std::string_view> names;
+  for (const auto& a : algorithm_table()) names.push_back(a.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string accepted_keys(const AlgorithmInfo& a) {
+  std::vector<std::string> keys;
+  for (const auto& p : a.params) keys.push_back(fmt::format("{} ({}..{})", p.key, p.min, p.max));
+  keys.push_back("validate (0..1)");
+  return fmt::format("{}", fmt::join(keys, ", "));
+}
+
+}  // namespace
+
+const std::vector<AlgorithmInfo>& algorithm_table() {
+  static const std::vector<AlgorithmInfo> table = {
+      {"auto", "choose from P and the agreed largest block (docs/algorithms.md)", {}, nullptr, no_memory},
+      {"vendor", "the MPI library's MPI_Alltoallv", {}, run_vendor, no_memory},
+      {"linear", "all receives then all sends, ascending rank", {}, run_linear, no_memory},
+      {"spread_out", "all nonblocking, round-robin peers", {}, run_spread_out, no_memory},
+      {"scattered", "spread-out in batches of block_count", {kBlockCount}, run_scattered, no_memory},
+      {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory},
+      {"tuna", "tunable-radix logarithmic rounds", {kRadix, kBatch}, run_tuna, tuna_bound},
+      {"tuna_coalesced", "hierarchical TuNA, coalesced inter-node phase",
+       {kRadix, kBatch, kBlockCount, kRanksPerNode}, run_tuna_coalesced, hierarchical_bound},
+      {"tuna_staggered", "hierarchical TuNA, staggered inter-node phase",
+       {kRadix, kBatch, kBlockCount, kRanksPerNode}, run_tuna_staggered, hierarchical_bound},
+  };
+  return table;
+}
+
+Spec parse_spec(std::string_view text) {
+  const auto colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  Spec spec;
+  for (const auto& a : algorithm_table())
+    if (a.name == name) spec.algorithm = &a;
+  if (!spec.algorithm)
+    fail(A2AV_ERR_ALGORITHM, "unknown algorithm '{}'; accepted: {}", name, accepted_names());
+  for (const auto& p : spec.algorithm->params) spec.params[std::string(p.key)] = p.fallback;
+  std::string_view rest = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 1);
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      fail(A2AV_ERR_ALGORITHM, "'{}' in '{}' is not key=value", item, text);
+    const std::string_view key = item.substr(0, eq);
+    const std::int64_t value = parse_value(key, item.substr(eq + 1));
+    if (key == "validate") {
+      if (value != 0 && value != 1) fail(A2AV_ERR_ALGORITHM, "validate must be 0 or 1");
+      spec.validate = value == 1;
+      continue;
+    }
+    const ParamSpec* param = nullptr;
+    for (const auto& p : spec.algorithm->params)
+      if (p.key == key) param = &p;
+    if (!param)
+      fail(A2AV_ERR_ALGORITHM, "{} has no parameter '{}'; accepted: {}", name, key,
+           accepted_keys(*spec.algorithm));
+    if (value < param->min || value > param->max)
+      fail(A2AV_ERR_ALGORITHM, "{}: {}={} is out of range {}..{}", name, key, value, param->min,
+           param->max);
+    spec.params[std::string(key)] = value;
+  }
+  return spec;
+}
+
+std::string describe(const Spec& spec, int size, int node_size) {
+  Params shown = spec.params;
+  if (shown.count("radix")) {
+    const int group = shown.count("ranks_per_node")
+                          ? (shown["ranks_per_node"] > 0 ? static_cast<int>(std::min<std::int64_t>(shown["ranks_per_node"], size)) : node_size)
+                          : size;
+    shown["radix"] = tuna_radix(shown["radix"], group);
+    shown["batch"] = tuna_batch(shown["batch"], static_cast<int>(shown["radix"]));
+    if (shown.count("ranks_per_node")) shown["ranks_per_node"] = group;
+  }
+  std::string text(spec.algorithm->name);
+  char sep = ':';
+  for (const auto& p : spec.algorithm->params) {
+    text += fmt::format("{}{}={}", sep, p.key, shown[std::string(p.key)]);
+    sep = ',';
+  }
+  return text;
+}
+
+}  // namespace a2av

@@ -1,0 +1,38 @@
+// The TuNA engine, shared by `tuna` and the hierarchical variants, and its round schedule.
+#pragma once
+
+#include "alltoallv/algorithm.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace a2av {
+
+// One TuNA round: send to rank+distance, receive from rank-distance. Every block whose
+// distance (dest - source mod P) has base-radix digit `digit` equal to `value` moves.
+struct TunaRound {
+  int digit;
+  int value;
+  int distance;                       // value * radix^digit
+  std::vector<int> forwarded;         // distances of the blocks other than the direct one
+};
+
+// The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
+std::vector<TunaRound> tuna_rounds(int size, int radix);
+
+// Blocks ever held in the temporary store: distances with two or more nonzero digits,
+// i.e. P - (K+1) for K rounds (fan-tuna-configurable-alltoallv.txt, Section III-C).
+int tuna_stored_blocks(int size, int radix);
+
+// Radix and batch after defaults and clamping: radix 0 means ceil(sqrt(P)).
+int tuna_radix(std::int64_t requested, int size);
+int tuna_batch(std::int64_t requested, int radix);
+
+// Runs TuNA among the ranks of `group` on byte blocks with known receive sizes.
+void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
+                   int radix, int batch, MemoryTracker& memory, Mismatch& mismatch);
+
+// Documented bound on TuNA's temporary bytes for blocks of at most `max_block` bytes.
+std::int64_t tuna_memory_bound(int size, int radix, int batch, std::int64_t max_block);
+
+}  // namespace a2av

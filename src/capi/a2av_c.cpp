@@ -1,0 +1,96 @@
+// The C API: converts arguments to the 64-bit call and errors to return codes.
+#include <a2av/a2av.h>
+
+#include "alltoallv/exchange.hpp"
+#include "core/comm_context.hpp"
+
+#include <string>
+#include <vector>
+
+namespace {
+
+thread_local std::string last_message;
+thread_local std::string last_algorithm;
+thread_local MPI_Count last_peak = 0;
+
+template <class Body>
+int guarded(Body body) {
+  last_message.clear();
+  try {
+    body();
+    return A2AV_SUCCESS;
+  } catch (const a2av::Error& e) {
+    last_message = e.what();
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    last_message = "out of memory for temporary buffers";
+    return A2AV_ERR_CAPACITY;
+  } catch (const std::exception& e) {
+    last_message = e.what();
+    return A2AV_ERR_MPI;
+  }
+}
+
+int run(const a2av::Call& call, const char* algorithm) {
+  return guarded([&] {
+    const a2av::CallInfo info = a2av::run_alltoallv(call, algorithm ? algorithm : "", false);
+    last_algorithm = info.algorithm;
+    last_peak = info.peak_temp_bytes;
+  });
+}
+
+template <class To>
+std::vector<To> widen(const int* values, int n) {
+  return values ? std::vector<To>(values, values + n) : std::vector<To>();
+}
+
+}  // namespace
+
+extern "C" {
+
+int A2AV_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  int size = 0;
+  if (int rc = guarded([&] { size = a2av::comm_context(comm).size; })) return rc;
+  const auto sc = widen<MPI_Count>(sendcounts, size), rc = widen<MPI_Count>(recvcounts, size);
+  const auto sd = widen<MPI_Aint>(sdispls, size), rd = widen<MPI_Aint>(rdispls, size);
+  const a2av::Call call{sendbuf,   sendcounts ? sc.data() : nullptr, sdispls ? sd.data() : nullptr,
+                        sendtype,  recvbuf, recvcounts ? rc.data() : nullptr,
+                        rdispls ? rd.data() : nullptr, recvtype, comm};
+  return run(call, nullptr);
+}
+
+int A2AV_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  return run({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm},
+             nullptr);
+}
+
+int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
+                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                        const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                        MPI_Datatype recvtype, MPI_Comm comm) {
+  return run({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm},
+             algorithm);
+}
+
+const char* A2AV_Error_string(int code) {
+  switch (code) {
+    case A2AV_SUCCESS: return "A2AV_SUCCESS: no error";
+    case A2AV_ERR_ARG: return "A2AV_ERR_ARG: invalid argument";
+    case A2AV_ERR_COUNTS: return "A2AV_ERR_COUNTS: send and receive counts disagree across ranks";
+    case A2AV_ERR_ALGORITHM: return "A2AV_ERR_ALGORITHM: unknown algorithm or parameter";
+    case A2AV_ERR_CAPACITY: return "A2AV_ERR_CAPACITY: buffer or memory budget too small";
+    case A2AV_ERR_DATATYPE: return "A2AV_ERR_DATATYPE: unusable datatype";
+    case A2AV_ERR_MPI: return "A2AV_ERR_MPI: an MPI call failed";
+    default: return "unknown a2av error code";
+  }
+}
+
+const char* A2AV_Last_error_message(void) { return last_message.c_str(); }
+MPI_Count A2AV_Last_peak_bytes(void) { return last_peak; }
+const char* A2AV_Last_algorithm(void) { return last_algorithm.c_str(); }
+
+}  // extern "C"

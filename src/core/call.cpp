@@ -1,0 +1,210 @@
+#include "core/call.hpp"
+
+#include "core/check.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+namespace a2av {
+namespace {
+
+constexpr std::int64_t kPackPiece = std::int64_t{1} << 28;  // bytes per MPI_Pack call
+
+bool multiply(std::int64_t a, std::int64_t b, std::int64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+struct Side {
+  const void* buf;
+  const MPI_Count* counts;
+  const MPI_Aint* displs;
+  MPI_Datatype type;
+};
+
+Side send_side(const Call& c) {
+  if (c.in_place()) return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
+  return {c.sendbuf, c.sendcounts, c.sdispls, c.sendtype};
+}
+Side recv_side(const Call& c) { return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype}; }
+
+// First data byte of a peer's block, relative to the buffer.
+std::int64_t block_start(const Side& side, const TypeInfo& type, int peer) {
+  return static_cast<std::int64_t>(side.displs[peer]) * type.extent + type.true_lb;
+}
+
+int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
+               std::string& message) {
+  if (side.type == MPI_DATATYPE_NULL) {
+    message = fmt::format("the {} datatype is MPI_DATATYPE_NULL", name);
+    return A2AV_ERR_DATATYPE;
+  }
+  if (comm_size > 0 && (!side.counts || !side.displs)) {
+    message = fmt::format("the {} counts or displacements array is null", name);
+    return A2AV_ERR_ARG;
+  }
+  const TypeInfo type = type_info(side.type);
+  bool has_data = false;
+  struct Span { std::int64_t begin, end; int peer; };
+  std::vector<Span> spans;
+  for (int peer = 0; peer < comm_size; ++peer) {
+    const std::int64_t count = side.counts[peer];
+    if (count < 0) {
+      message = fmt::format("{} count for rank {} is negative ({})", name, peer, count);
+      return A2AV_ERR_ARG;
+    }
+    if (count == 0 || type.size == 0) continue;
+    has_data = true;
+    std::int64_t start = 0, length = 0, bytes = 0;
+    if (!multiply(side.displs[peer], type.extent, start) ||
+        __builtin_add_overflow(start, type.true_lb, &start) ||
+        !multiply(count - 1, type.extent, length) ||
+        __builtin_add_overflow(length, type.true_extent, &length) ||
+        !multiply(count, type.size, bytes) || __builtin_add_overflow(start, length, &length)) {
+      message = fmt::format("{} block for rank {} overflows 64-bit byte offsets "
+                            "(count {}, displacement {})", name, peer, count, side.displs[peer]);
+      return A2AV_ERR_ARG;
+    }
+    spans.push_back({start, length, peer});
+  }
+  if (has_data && side.buf == nullptr && type.true_lb == 0) {
+    message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
+    return A2AV_ERR_ARG;
+  }
+  if (!is_recv) return A2AV_SUCCESS;
+  std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].begin < spans[i - 1].end) {
+      message = fmt::format("receive blocks for ranks {} and {} overlap", spans[i - 1].peer,
+                            spans[i].peer);
+      return A2AV_ERR_ARG;
+    }
+  }
+  return A2AV_SUCCESS;
+}
+
+std::vector<std::int64_t> block_bytes(const Side& side, int comm_size) {
+  const TypeInfo type = type_info(side.type);
+  std::vector<std::int64_t> bytes(comm_size);
+  for (int peer = 0; peer < comm_size; ++peer) bytes[peer] = side.counts[peer] * type.size;
+  return bytes;
+}
+
+std::vector<std::int64_t> packed_offsets(const std::vector<std::int64_t>& bytes) {
+  std::vector<std::int64_t> offsets(bytes.size());
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    offsets[i] = at;
+    at += bytes[i];
+  }
+  return offsets;
+}
+
+// Copies (packs) a side's blocks back to back into `out`.
+void pack_side(const Side& side, const TypeInfo& type, const ByteBlocks& out) {
+  const auto* base = static_cast<const std::byte*>(side.buf);
+  for (std::size_t peer = 0; peer < out.bytes.size(); ++peer) {
+    if (out.bytes[peer] == 0) continue;
+    const std::byte* from = base + side.displs[peer] * type.extent;
+    if (type.contiguous) {
+      std::memcpy(out.at(peer), from + type.true_lb, out.bytes[peer]);
+      continue;
+    }
+    const std::int64_t per_piece = std::max<std::int64_t>(1, kPackPiece / type.size);
+    for (std::int64_t done = 0; done < side.counts[peer]; done += per_piece) {
+      const int n = static_cast<int>(std::min<std::int64_t>(per_piece, side.counts[peer] - done));
+      int position = 0;
+      check_mpi(MPI_Pack(from + done * type.extent, n, side.type, out.at(peer) + done * type.size,
+                         static_cast<int>(n * type.size), &position, MPI_COMM_SELF),
+                "MPI_Pack");
+      if (position != n * type.size)
+        fail(A2AV_ERR_DATATYPE, "MPI_Pack produced {} bytes for {} bytes of data", position,
+             n * type.size);
+    }
+  }
+}
+
+void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
+  auto* base = static_cast<std::byte*>(const_cast<void*>(side.buf));
+  for (std::size_t peer = 0; peer < in.bytes.size(); ++peer) {
+    const std::int64_t per_piece = std::max<std::int64_t>(1, kPackPiece / std::max<std::int64_t>(1, type.size));
+    for (std::int64_t done = 0; in.bytes[peer] > 0 && done < side.counts[peer]; done += per_piece) {
+      const int n = static_cast<int>(std::min<std::int64_t>(per_piece, side.counts[peer] - done));
+      int position = 0;
+      check_mpi(MPI_Unpack(in.at(peer) + done * type.size, static_cast<int>(n * type.size),
+                           &position, base + (side.displs[peer] + done) * type.extent, n,
+                           side.type, MPI_COMM_SELF),
+                "MPI_Unpack");
+    }
+  }
+}
+
+}  // namespace
+
+TypeInfo type_info(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) fail(A2AV_ERR_DATATYPE, "the datatype is MPI_DATATYPE_NULL");
+  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  check_mpi(MPI_Type_size_x(type, &size), "MPI_Type_size_x");
+  check_mpi(MPI_Type_get_extent_x(type, &lb, &extent), "MPI_Type_get_extent_x");
+  check_mpi(MPI_Type_get_true_extent_x(type, &true_lb, &true_extent), "MPI_Type_get_true_extent_x");
+  TypeInfo info{size, extent, true_lb, true_extent, false};
+  info.contiguous = size == 0 || (size == extent && true_extent == size);
+  return info;
+}
+
+int check_local_arguments(const Call& call, int comm_size, std::string& message) {
+  if (call.recvbuf == MPI_IN_PLACE) {
+    message = "the receive buffer cannot be MPI_IN_PLACE";
+    return A2AV_ERR_ARG;
+  }
+  if (!call.in_place()) {
+    if (int rc = check_side(send_side(call), "send", comm_size, false, message)) return rc;
+  }
+  return check_side(recv_side(call), "receive", comm_size, true, message);
+}
+
+std::vector<std::int64_t> send_block_bytes(const Call& call, int comm_size) {
+  return block_bytes(send_side(call), comm_size);
+}
+std::vector<std::int64_t> recv_block_bytes(const Call& call, int comm_size) {
+  return block_bytes(recv_side(call), comm_size);
+}
+
+NormalizedCall::NormalizedCall(const Call& call, int comm_size, MemoryTracker& memory)
+    : call_(call) {
+  const Side send = send_side(call);
+  const Side recv = recv_side(call);
+  const TypeInfo send_type = type_info(send.type);
+  const TypeInfo recv_type = type_info(recv.type);
+  send_copy_.attach(memory);
+  recv_copy_.attach(memory);
+
+  send_.bytes = block_bytes(send, comm_size);
+  recv_.bytes = block_bytes(recv, comm_size);
+  if (call.in_place() || !send_type.contiguous) {
+    send_.offset = packed_offsets(send_.bytes);
+    send_copy_.grow(send_.offset.empty() ? 0 : send_.offset.back() + send_.bytes.back());
+    send_.base = send_copy_.data();
+    pack_side(send, send_type, send_);
+  } else {
+    send_.base = static_cast<std::byte*>(const_cast<void*>(send.buf));
+    send_.offset.resize(comm_size);
+    for (int p = 0; p < comm_size; ++p) send_.offset[p] = block_start(send, send_type, p);
+  }
+  if (!recv_type.contiguous) {
+    recv_.offset = packed_offsets(recv_.bytes);
+    recv_copy_.grow(recv_.offset.empty() ? 0 : recv_.offset.back() + recv_.bytes.back());
+    recv_.base = recv_copy_.data();
+    unpack_recv_ = true;
+  } else {
+    recv_.base = static_cast<std::byte*>(const_cast<void*>(recv.buf));
+    recv_.offset.resize(comm_size);
+    for (int p = 0; p < comm_size; ++p) recv_.offset[p] = block_start(recv, recv_type, p);
+  }
+}
+
+void NormalizedCall::finish() {
+  if (unpack_recv_) unpack_side(recv_, recv_side(call_), type_info(call_.recvtype));
+}
+
+}  // namespace a2av

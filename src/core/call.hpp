@@ -1,0 +1,79 @@
+// An alltoallv call as the user made it (64-bit), and its normalised form: one byte range
+// per peer on each side, which is all the algorithms see.
+#pragma once
+
+#include "core/comm_context.hpp"
+#include "core/memory.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace a2av {
+
+struct Call {
+  const void* sendbuf;
+  const MPI_Count* sendcounts;
+  const MPI_Aint* sdispls;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  const MPI_Count* recvcounts;
+  const MPI_Aint* rdispls;
+  MPI_Datatype recvtype;
+  MPI_Comm comm;
+
+  bool in_place() const { return sendbuf == MPI_IN_PLACE; }
+};
+
+struct TypeInfo {
+  std::int64_t size = 0;         // bytes of data in one element
+  std::int64_t extent = 0;       // stride between consecutive elements
+  std::int64_t true_lb = 0;      // offset of the first data byte
+  std::int64_t true_extent = 0;  // span of the data bytes of one element
+  bool contiguous = false;       // n elements are n*size consecutive bytes
+};
+
+// Byte ranges, one per peer, relative to `base`.
+struct ByteBlocks {
+  std::byte* base = nullptr;
+  std::vector<std::int64_t> bytes;
+  std::vector<std::int64_t> offset;
+
+  std::byte* at(int peer) const { return base + offset[peer]; }
+};
+
+// Checks what this rank can check alone. Returns A2AV_SUCCESS or an error code with
+// `message` set; never communicates, so the caller can agree on the result first.
+int check_local_arguments(const Call& call, int comm_size, std::string& message);
+
+// Type facts; throws A2AV_ERR_DATATYPE for MPI_DATATYPE_NULL.
+TypeInfo type_info(MPI_Datatype type);
+
+// The bytes each peer's block holds on each side (count * type size), after a successful
+// check_local_arguments. For MPI_IN_PLACE the send side is the receive side.
+std::vector<std::int64_t> send_block_bytes(const Call& call, int comm_size);
+std::vector<std::int64_t> recv_block_bytes(const Call& call, int comm_size);
+
+// The byte view the algorithms work on. Contiguous types are used where they lie; other
+// types, and the send side of MPI_IN_PLACE, are packed into tracked temporary buffers,
+// and finish() unpacks received data into the user's buffer.
+class NormalizedCall {
+ public:
+  NormalizedCall(const Call& call, int comm_size, MemoryTracker& memory);
+  const ByteBlocks& send() const { return send_; }
+  const ByteBlocks& recv() const { return recv_; }
+  void finish();  // call after the exchange completed
+
+ private:
+  const Call& call_;
+  ByteBlocks send_;
+  ByteBlocks recv_;
+  TempBuffer send_copy_;
+  TempBuffer recv_copy_;
+  bool unpack_recv_ = false;
+};
+
+}  // namespace a2av

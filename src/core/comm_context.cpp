@@ -1,0 +1,83 @@
+#include "core/comm_context.hpp"
+
+#include "core/check.hpp"
+
+#include <memory>
+
+namespace a2av {
+namespace {
+
+int delete_context(MPI_Comm, int, void* value, void*) {
+  auto* context = static_cast<CommContext*>(value);
+  for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
+  if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
+  delete context;
+  return MPI_SUCCESS;
+}
+
+int context_keyval() {
+  static int keyval = [] {
+    int key = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_context, &key, nullptr),
+              "MPI_Comm_create_keyval");
+    return key;
+  }();
+  return keyval;
+}
+
+// Finds how many ranks share this node and whether nodes are equal, contiguous rank ranges.
+void find_nodes(CommContext& context) {
+  MPI_Comm node = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL,
+                                &node),
+            "MPI_Comm_split_type");
+  int node_rank = 0;
+  check_mpi(MPI_Comm_size(node, &context.node_size), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(node, &node_rank), "MPI_Comm_rank");
+  MPI_Comm_free(&node);
+  // Contiguous and uniform: my node's ranks are [k*Q, (k+1)*Q) for Q = node_size everywhere.
+  const int local_ok = context.size % context.node_size == 0 &&
+                       context.rank % context.node_size == node_rank;
+  int shape[2] = {local_ok ? context.node_size : -1, local_ok ? -context.node_size : 1};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, shape, 2, MPI_INT, MPI_MIN, context.comm),
+            "MPI_Allreduce");
+  context.uniform_nodes = shape[0] == context.node_size && -shape[1] == context.node_size;
+}
+
+std::unique_ptr<CommContext> make_context(MPI_Comm user) {
+  auto context = std::make_unique<CommContext>();
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
+  context->is_intercomm = inter != 0;
+  if (context->is_intercomm) return context;
+  check_mpi(MPI_Comm_dup(user, &context->comm), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_set_errhandler(context->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(context->comm, &context->size), "MPI_Comm_size");
+  find_nodes(*context);
+  return context;
+}
+
+}  // namespace
+
+MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {
+  auto [it, inserted] = context.node_comms.try_emplace(ranks_per_node, MPI_COMM_NULL);
+  if (inserted)
+    check_mpi(MPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank,
+                             &it->second),
+              "MPI_Comm_split");
+  return it->second;
+}
+
+const CommContext& comm_context(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<CommContext*>(value);
+  auto context = make_context(comm);
+  check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
+  return *context.release();
+}
+
+}  // namespace a2av

@@ -1,0 +1,30 @@
+// Per-communicator state cached on the user's communicator as an MPI attribute: a private
+// duplicate (own tag space, MPI_ERRORS_RETURN) and the node layout found by
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). Creating it is collective, once per communicator.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+
+namespace a2av {
+
+struct CommContext {
+  MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
+  int rank = 0;
+  int size = 1;
+  int node_size = 1;               // ranks sharing this rank's node
+  bool uniform_nodes = false;      // every node has node_size ranks, numbered contiguously
+  bool is_intercomm = false;
+  // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
+  mutable std::map<int, MPI_Comm> node_comms;
+};
+
+// The context of `comm`, created on first use (collectively).
+const CommContext& comm_context(MPI_Comm comm);
+
+// The communicator of this rank's node when nodes are ranks [k*Q, (k+1)*Q) (collective on
+// first use for a given Q).
+MPI_Comm node_comm(const CommContext& context, int ranks_per_node);
+
+}  // namespace a2av

@@ -1,0 +1,149 @@
+#include "harness.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+namespace a2av::test {
+
+int rank_of(MPI_Comm comm) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  return r;
+}
+int size_of(MPI_Comm comm) {
+  int s = 0;
+  MPI_Comm_size(comm, &s);
+  return s;
+}
+
+namespace {
+
+Matrix filled(int size, auto cell) {
+  Matrix m(size, std::vector<std::int64_t>(size));
+  for (int i = 0; i < size; ++i)
+    for (int j = 0; j < size; ++j) m[i][j] = cell(i, j);
+  return m;
+}
+
+}  // namespace
+
+Matrix uniform(int size, std::int64_t max, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return filled(size, [&](int, int) { return static_cast<std::int64_t>(rng() % (max + 1)); });
+}
+
+Matrix normal(int size, std::int64_t mean, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> dist(static_cast<double>(mean), mean / 4.0);
+  return filled(size, [&](int, int) { return std::max<std::int64_t>(0, std::llround(dist(rng))); });
+}
+
+Matrix power_law(int size, std::int64_t max, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return filled(size, [&](int, int) {
+    const double u = (rng() >> 11) * 0x1.0p-53;  // [0, 1)
+    return static_cast<std::int64_t>(static_cast<double>(max) * std::pow(u, 4.0));
+  });
+}
+
+Matrix zero_rows_cols(int size, std::int64_t max, std::uint64_t seed) {
+  Matrix m = uniform(size, max, seed);
+  for (int k = 0; k < size; ++k) {
+    if (k % 3 == 1) std::fill(m[k].begin(), m[k].end(), 0);  // sends nothing
+    if (k % 3 == 2)
+      for (auto& row : m) row[k] = 0;  // receives nothing
+  }
+  return m;
+}
+
+Matrix one_hot(int size, std::int64_t max, std::uint64_t seed) {
+  const int hot = static_cast<int>(seed % size);
+  return filled(size, [&](int, int j) { return j == hot ? max : 0; });
+}
+
+Matrix one_holder(int size, std::int64_t max, std::uint64_t seed) {
+  const int holder = static_cast<int>((seed / 7) % size);
+  return filled(size, [&](int i, int) { return i == holder ? max : 0; });
+}
+
+const std::vector<Generator>& generators() {
+  static const std::vector<Generator> all = {
+      {"uniform", uniform},   {"normal", normal},   {"power_law", power_law},
+      {"zero_rows_cols", zero_rows_cols}, {"one_hot", one_hot}, {"one_holder", one_holder},
+  };
+  return all;
+}
+
+Layout layout_for(const Matrix& counts, int rank, std::uint64_t seed) {
+  const int size = static_cast<int>(counts.size());
+  Layout l;
+  std::mt19937_64 rng(seed * 7919 + rank);
+  auto place = [&](auto count_of, std::vector<MPI_Count>& c, std::vector<MPI_Aint>& d,
+                   std::int64_t& extent) {
+    std::vector<int> order(size);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    c.assign(size, 0);
+    d.assign(size, 0);
+    std::int64_t at = static_cast<std::int64_t>(rng() % 3);
+    for (int peer : order) {
+      c[peer] = count_of(peer);
+      d[peer] = at;
+      at += c[peer] + static_cast<std::int64_t>(rng() % 3);  // gaps between blocks
+    }
+    extent = at;
+  };
+  place([&](int peer) { return counts[rank][peer]; }, l.sendcounts, l.sdispls, l.send_extent);
+  place([&](int peer) { return counts[peer][rank]; }, l.recvcounts, l.rdispls, l.recv_extent);
+  return l;
+}
+
+std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts, MPI_Comm comm,
+                                   std::uint64_t seed, int elem_bytes) {
+  const int me = rank_of(comm), size = size_of(comm);
+  const Layout l = layout_for(counts, me, seed);
+  MPI_Datatype type;
+  MPI_Type_contiguous(elem_bytes, MPI_BYTE, &type);
+  MPI_Type_commit(&type);
+
+  std::vector<unsigned char> send(l.send_extent * elem_bytes, 0x5A);
+  for (int peer = 0; peer < size; ++peer)
+    for (std::int64_t b = 0; b < l.sendcounts[peer] * elem_bytes; ++b)
+      send[l.sdispls[peer] * elem_bytes + b] = pattern(me, peer, b);
+  const auto send_before = send;
+  std::vector<unsigned char> got(l.recv_extent * elem_bytes, kPoison), want = got;
+
+  std::vector<int> sc(size), sd(size), rc(size), rd(size);
+  for (int p = 0; p < size; ++p) {
+    sc[p] = static_cast<int>(l.sendcounts[p]);
+    sd[p] = static_cast<int>(l.sdispls[p]);
+    rc[p] = static_cast<int>(l.recvcounts[p]);
+    rd[p] = static_cast<int>(l.rdispls[p]);
+  }
+  EXPECT_EQ(MPI_Alltoallv(send.data(), sc.data(), sd.data(), type, want.data(), rc.data(),
+                          rd.data(), type, comm),
+            MPI_SUCCESS);
+  const int rc_a2av =
+      A2AV_Alltoallv_with(spec.c_str(), send.data(), l.sendcounts.data(), l.sdispls.data(), type,
+                          got.data(), l.recvcounts.data(), l.rdispls.data(), type, comm);
+  MPI_Type_free(&type);
+  EXPECT_EQ(rc_a2av, A2AV_SUCCESS) << spec << " on rank " << me << ": "
+                                   << A2AV_Last_error_message();
+  EXPECT_TRUE(send == send_before) << spec << ": the send buffer changed on rank " << me;
+  std::int64_t first_diff = -1;
+  for (std::size_t i = 0; i < got.size() && first_diff < 0; ++i)
+    if (got[i] != want[i]) first_diff = static_cast<std::int64_t>(i);
+  EXPECT_EQ(first_diff, -1) << spec << ": rank " << me << " differs from vendor at byte "
+                            << first_diff;
+  std::int64_t pattern_errors = 0;
+  for (int peer = 0; peer < size; ++peer)
+    for (std::int64_t b = 0; b < l.recvcounts[peer] * elem_bytes; ++b)
+      pattern_errors += got[l.rdispls[peer] * elem_bytes + b] != pattern(peer, me, b);
+  EXPECT_EQ(pattern_errors, 0) << spec << ": rank " << me << " received wrong bytes";
+  return A2AV_Last_peak_bytes();
+}
+
+}  // namespace a2av::test
