@@ -92,6 +92,8 @@ Spec parse_spec(std::string_view text) {
     fail(A2AV_ERR_ALGORITHM, "unknown algorithm '{}'; accepted: {}", name, accepted_names());
   for (const auto& p : spec.algorithm->params) spec.params[std::string(p.key)] = p.fallback;
   std::string_view rest = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+  if (colon != std::string_view::npos && rest.empty())
+    fail(A2AV_ERR_ALGORITHM, "'{}' has a ':' but no parameters", text);
   while (!rest.empty()) {
     const auto comma = rest.find(',');
     const std::string_view item = rest.substr(0, comma);

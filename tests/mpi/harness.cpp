@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <set>
 
 namespace a2av::test {
 
@@ -75,6 +76,24 @@ const std::vector<Generator>& generators() {
       {"zero_rows_cols", zero_rows_cols}, {"one_hot", one_hot}, {"one_holder", one_holder},
   };
   return all;
+}
+
+std::vector<std::string> specs_for(int size) {
+  const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
+  std::set<int> radices = {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
+                           size + 5};
+  std::vector<std::string> specs = {"vendor", "linear", "spread_out", "scattered:block_count=1",
+                                    "scattered:block_count=4", "pairwise", "auto",
+                                    "tuna:radix=2,batch=1", "tuna"};
+  for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
+  for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
+    specs.push_back(std::string(h));
+    for (int q : {2, 3})
+      for (int r : {2, q})
+        specs.push_back(std::string(h) + ":ranks_per_node=" + std::to_string(q) +
+                        ",radix=" + std::to_string(r) + ",block_count=2");
+  }
+  return specs;
 }
 
 Layout layout_for(const Matrix& counts, int rank, std::uint64_t seed) {

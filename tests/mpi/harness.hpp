@@ -32,6 +32,10 @@ Matrix one_hot(int size, std::int64_t max, std::uint64_t seed);       // everyon
 Matrix one_holder(int size, std::int64_t max, std::uint64_t seed);    // one rank holds all data
 const std::vector<Generator>& generators();
 
+// Every algorithm spec worth testing at this size: each algorithm, the radices
+// {2, 3, ceil(sqrt P), P-1, P, P+5}, batches, emulated nodes of 2 and 3 ranks.
+std::vector<std::string> specs_for(int size);
+
 // Layout of one rank's buffers for a matrix: blocks in a shuffled order with gaps, so
 // displacements are arbitrary. In elements of the datatype.
 struct Layout {

@@ -6,8 +6,6 @@
 #include <a2av/alltoallv.hpp>
 
 #include <algorithm>
-#include <cmath>
-#include <set>
 
 namespace a2av::test {
 namespace {
@@ -18,24 +16,6 @@ int node_size() {
   const int n = size_of(node);
   MPI_Comm_free(&node);
   return n;
-}
-
-std::vector<std::string> specs_for(int size) {
-  const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
-  std::set<int> radices = {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
-                           size + 5};
-  std::vector<std::string> specs = {"vendor", "linear", "spread_out", "scattered:block_count=1",
-                                    "scattered:block_count=4", "pairwise", "auto",
-                                    "tuna:radix=2,batch=1", "tuna"};
-  for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
-  for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
-    specs.push_back(std::string(h));
-    for (int q : {2, 3})
-      for (int r : {2, q})
-        specs.push_back(std::string(h) + ":ranks_per_node=" + std::to_string(q) +
-                        ",radix=" + std::to_string(r) + ",block_count=2");
-  }
-  return specs;
 }
 
 std::int64_t largest(const Matrix& m) {

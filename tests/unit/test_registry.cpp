@@ -1,0 +1,80 @@
+// Unit tests without MPI communication: spec parsing and TuNA's round arithmetic.
+#include "alltoallv/registry.hpp"
+#include "alltoallv/tuna.hpp"
+
+#include <a2av/error.hpp>
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace a2av {
+namespace {
+
+int parse_error(std::string_view text) {
+  try {
+    parse_spec(text);
+  } catch (const Error& e) {
+    return e.code();
+  }
+  return A2AV_SUCCESS;
+}
+
+TEST(Spec, DefaultsAndValues) {
+  const Spec s = parse_spec("tuna_coalesced:radix=4,block_count=3,validate=1");
+  EXPECT_EQ(s.algorithm->name, "tuna_coalesced");
+  EXPECT_EQ(s.params.at("radix"), 4);
+  EXPECT_EQ(s.params.at("block_count"), 3);
+  EXPECT_EQ(s.params.at("ranks_per_node"), 0);
+  EXPECT_TRUE(s.validate);
+  EXPECT_EQ(describe(parse_spec("tuna"), 16, 1), "tuna:radix=4,batch=3");
+  EXPECT_EQ(describe(parse_spec("tuna:radix=99"), 16, 1), "tuna:radix=16,batch=15");
+}
+
+TEST(Spec, RejectsWhatItDoesNotKnow) {
+  for (const char* bad : {"", "Tuna", "tuna:", "tuna:radix=1", "tuna:radix=2x", "tuna:radix=",
+                          "tuna:depth=2", "linear:radix=2", "scattered:block_count=-1",
+                          "tuna:radix=2,,batch=1", "tuna:validate=3"})
+    EXPECT_EQ(parse_error(bad), A2AV_ERR_ALGORITHM) << bad;
+  EXPECT_EQ(parse_error("tuna:radix=2,batch=1"), A2AV_SUCCESS);
+}
+
+// Each distance moves once per nonzero digit, so digits sum back to the distance.
+TEST(TunaRounds, EveryDistanceTravelsItsDigits) {
+  for (int size = 1; size <= 70; ++size)
+    for (int radix = 2; radix <= size + 1; ++radix) {
+      std::map<int, int> travelled;
+      int rounds = 0;
+      for (const auto& round : tuna_rounds(size, radix)) {
+        ++rounds;
+        travelled[round.distance] += round.distance;
+        for (int d : round.forwarded) {
+          EXPECT_NE(d, round.distance);
+          travelled[d] += round.distance;
+        }
+      }
+      for (int d = 1; d < size; ++d) EXPECT_EQ(travelled[d], d) << size << " " << radix;
+      EXPECT_EQ(tuna_stored_blocks(size, radix), size - rounds - 1);
+    }
+}
+
+TEST(TunaRounds, PaperExampleSizes) {
+  // Figure 3: P = 8 stores 4, 3 and 3 blocks at radices 2, 3 and 4.
+  EXPECT_EQ(tuna_stored_blocks(8, 2), 4);
+  EXPECT_EQ(tuna_stored_blocks(8, 3), 3);
+  EXPECT_EQ(tuna_stored_blocks(8, 4), 3);
+  EXPECT_EQ(tuna_rounds(8, 2).size(), 3u);
+  EXPECT_EQ(tuna_stored_blocks(16, 16), 0);
+}
+
+TEST(TunaRounds, RadixAndBatchClamping) {
+  EXPECT_EQ(tuna_radix(0, 16), 4);
+  EXPECT_EQ(tuna_radix(0, 17), 5);
+  EXPECT_EQ(tuna_radix(100, 9), 9);
+  EXPECT_EQ(tuna_radix(5, 1), 2);
+  EXPECT_EQ(tuna_batch(0, 4), 3);
+  EXPECT_EQ(tuna_batch(10, 4), 3);
+  EXPECT_EQ(tuna_batch(1, 4), 1);
+}
+
+}  // namespace
+}  // namespace a2av
