@@ -22,8 +22,8 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
     fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
   const Call call{sendbuf,         sendcounts.data(), sdispls.data(), sendtype, recvbuf,
                   recvcounts.data(), rdispls.data(),  recvtype,       comm};
-  CallInfo info = run_alltoallv(call, options.algorithm, options.validate);
-  if (options.info) *options.info = std::move(info);
+  const CallResult result = run_alltoallv(call, options.algorithm, options.validate);
+  if (options.info) *options.info = {result.describe(), result.peak_temp_bytes};
 }
 
 std::vector<MPI_Count> exchange_counts(std::span<const MPI_Count> sendcounts, MPI_Comm comm) {

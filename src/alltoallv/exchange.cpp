@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace a2av {
 namespace {
@@ -38,10 +39,12 @@ std::string_view chosen_spec_text(std::string_view spec) {
 // With validation: every rank learns what each peer will send it and compares.
 void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_bytes,
                   const std::vector<std::int64_t>& recv_bytes, LocalStatus& status) {
-  std::vector<std::int64_t> incoming(ctx.size);
-  check_mpi(MPI_Alltoall(send_bytes.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T,
+  std::vector<std::int64_t> incoming(ctx.size), outgoing = send_bytes;
+  outgoing.resize(ctx.size, 0);  // zeros from a rank whose arguments failed
+  check_mpi(MPI_Alltoall(outgoing.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T,
                          ctx.comm),
             "MPI_Alltoall");
+  if (status.code != A2AV_SUCCESS) return;
   for (int peer = 0; peer < ctx.size; ++peer)
     if (incoming[peer] != recv_bytes[peer])
       return status.set(A2AV_ERR_COUNTS,
@@ -56,71 +59,82 @@ struct Agreement {
   std::int64_t max_block;
 };
 
-Agreement agree(const CommContext& ctx, int code, std::int64_t max_block) {
+// A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
+// then returned by the rank that found them alone, and its peers may block, as in MPI.
+bool agreement_required(const Spec& spec, bool validating) {
+  static const bool agree_errors = [] {
+    const char* value = std::getenv("A2AV_AGREE_ERRORS");
+    return !value || std::strcmp(value, "0") != 0;
+  }();
+  return agree_errors || validating || !spec.algorithm->run;
+}
+
+Agreement agree(const CommContext& ctx, int code, std::int64_t max_block, bool required) {
   std::int64_t values[3] = {code, code ? -ctx.rank : -ctx.size, max_block};
-  if (ctx.size > 1)
+  if (ctx.size > 1 && required)
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, ctx.comm),
               "MPI_Allreduce");
   return {static_cast<int>(values[0]), static_cast<int>(-values[1]), values[2]};
 }
 
-Spec parse_checked(std::string_view text, LocalStatus& status) {
+// Parsed specs by text, so repeated calls parse nothing. Bounded: cleared when full.
+const Spec& cached_spec(std::string_view text) {
+  thread_local std::map<std::string, Spec, std::less<>> cache;
+  if (auto it = cache.find(text); it != cache.end()) return it->second;
+  if (cache.size() >= 256) cache.clear();
+  return cache.emplace(std::string(text), parse_spec(text)).first->second;
+}
+
+const Spec& parse_checked(std::string_view text, LocalStatus& status) {
   try {
-    return parse_spec(text);
+    return cached_spec(text);
   } catch (const Error& e) {
     status.set(e.code(), e.what());
-    return parse_spec("vendor");
+    return cached_spec("vendor");
   }
 }
 
 }  // namespace
 
-CallInfo run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
+CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
-  Spec spec = parse_checked(chosen_spec_text(spec_text), status);
-  if (ctx.is_intercomm && spec.algorithm->name != "vendor")
+  const Spec* spec = &parse_checked(chosen_spec_text(spec_text), status);
+  if (ctx.is_intercomm && spec->algorithm->name != "vendor")
     fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
-  std::string message;
-  if (int code = check_local_arguments(call, ctx.size, message)) status.set(code, message);
-
-  std::vector<std::int64_t> send_bytes(ctx.size, 0), recv_bytes(ctx.size, 0);
-  if (status.code == A2AV_SUCCESS) {
-    send_bytes = send_block_bytes(call, ctx.size);
-    recv_bytes = recv_block_bytes(call, ctx.size);
-    if (send_bytes[ctx.rank] != recv_bytes[ctx.rank])
-      status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
-                                              ctx.rank, send_bytes[ctx.rank],
-                                              recv_bytes[ctx.rank]));
-  }
-  if (validate || spec.validate || env_flag("A2AV_VALIDATE"))
-    check_counts(ctx, send_bytes, recv_bytes, status);
+  CheckedCall checked = check_call(call, ctx.size);
+  if (checked.code) status.set(checked.code, checked.message);
+  std::vector<std::int64_t> no_bytes;
+  const auto& send_bytes = checked.code ? no_bytes : checked.send_bytes;
+  const auto& recv_bytes = checked.code ? no_bytes : checked.recv_bytes;
+  if (status.code == A2AV_SUCCESS && send_bytes[ctx.rank] != recv_bytes[ctx.rank])
+    status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
+                                            ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
+  const bool validating = validate || spec->validate || env_flag("A2AV_VALIDATE");
+  if (validating) check_counts(ctx, send_bytes, recv_bytes, status);
   const auto largest = std::max_element(send_bytes.begin(), send_bytes.end());
-  const Agreement agreed = agree(ctx, status.code, largest == send_bytes.end() ? 0 : *largest);
+  const Agreement agreed = agree(ctx, status.code, largest == send_bytes.end() ? 0 : *largest,
+                                 agreement_required(*spec, validating));
   if (agreed.code != A2AV_SUCCESS) {
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
 
-  if (!spec.algorithm->run) {
-    const bool keep_validate = spec.validate;
-    spec = parse_spec(choose_algorithm(ctx.size, agreed.max_block));
-    spec.validate = keep_validate;
-  }
+  if (!spec->algorithm->run) spec = &cached_spec(choose_algorithm(ctx.size, agreed.max_block));
   MemoryTracker memory;
   Mismatch mismatch;
-  if (spec.algorithm->name == "vendor") {
+  if (spec->algorithm->run == run_vendor) {
     const ByteBlocks none;
-    spec.algorithm->run({ctx, none, none, agreed.max_block, memory, mismatch, call}, spec.params);
+    run_vendor({ctx, none, none, agreed.max_block, memory, mismatch, call}, spec->params);
   } else {
-    NormalizedCall normalized(call, ctx.size, memory);
-    spec.algorithm->run({ctx, normalized.send(), normalized.recv(), agreed.max_block, memory,
-                         mismatch, call},
-                        spec.params);
+    NormalizedCall normalized(call, checked, memory);
+    spec->algorithm->run({ctx, normalized.send(), normalized.recv(), agreed.max_block, memory,
+                          mismatch, call},
+                         spec->params);
     mismatch.raise();
     normalized.finish();
   }
-  return {describe(spec, ctx.size, ctx.node_size), memory.peak()};
+  return {spec, ctx.size, ctx.node_size, memory.peak()};
 }
 
 }  // namespace a2av

@@ -5,13 +5,24 @@
 
 #include <a2av/alltoallv.hpp>
 
+#include "alltoallv/registry.hpp"
 #include "core/call.hpp"
 
 #include <string_view>
 
 namespace a2av {
 
-// Throws a2av::Error; on success returns what ran and its peak temporary memory.
-CallInfo run_alltoallv(const Call& call, std::string_view spec, bool validate);
+// What ran, cheap to return; describe() turns it into the resolved spec text on demand.
+struct CallResult {
+  const Spec* spec = nullptr;  // owned by a per-thread cache, valid until the next call
+  int size = 1;
+  int node_size = 1;
+  std::int64_t peak_temp_bytes = 0;
+
+  std::string describe() const { return spec ? a2av::describe(*spec, size, node_size) : ""; }
+};
+
+// Throws a2av::Error.
+CallResult run_alltoallv(const Call& call, std::string_view spec, bool validate);
 
 }  // namespace a2av

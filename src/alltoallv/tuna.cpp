@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace a2av {
 namespace {
@@ -39,6 +40,14 @@ int power(int radix, int exponent) {
   return static_cast<int>(p);
 }
 
+// Rounds depend only on (P, radix): computed once per pair and thread.
+const std::vector<TunaRound>& cached_rounds(int size, int radix) {
+  thread_local std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
+  auto [it, inserted] = cache.try_emplace({size, radix});
+  if (inserted) it->second = tuna_rounds(size, radix);
+  return it->second;
+}
+
 // The state of one rank's run: the store and the buffers of the rounds in flight.
 class TunaRun {
  public:
@@ -48,7 +57,7 @@ class TunaRun {
         mismatch_(mismatch), store_(group.size), stored_bytes_(group.size, 0) {}
 
   void run(int batch) {
-    const auto rounds = tuna_rounds(g_.size, radix_);
+    const auto& rounds = cached_rounds(g_.size, radix_);
     const int me = g_.rank;
     if (send_.bytes[me] > 0) std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
     for (std::size_t first = 0; first < rounds.size();) {
@@ -246,7 +255,9 @@ std::int64_t tuna_memory_bound(int size, int radix, int batch, std::int64_t max_
     widest = std::max(widest, round.forwarded.size());
   const std::int64_t message =
       static_cast<std::int64_t>(widest) * (max_block + sizeof(Header)) + sizeof(Header);
-  return tuna_stored_blocks(size, radix) * max_block + 2 * batch * message;
+  // Per round in flight: the packed message sent, and the one received (twice while a
+  // message longer than one piece is reassembled).
+  return tuna_stored_blocks(size, radix) * max_block + 3 * batch * message;
 }
 
 void run_tuna(const Exchange& ex, const Params& params) {

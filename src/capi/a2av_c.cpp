@@ -10,8 +10,8 @@
 namespace {
 
 thread_local std::string last_message;
-thread_local std::string last_algorithm;
-thread_local MPI_Count last_peak = 0;
+thread_local a2av::CallResult last_result;
+thread_local std::string last_algorithm;  // last_result described, on request
 
 template <class Body>
 int guarded(Body body) {
@@ -32,10 +32,9 @@ int guarded(Body body) {
 }
 
 int run(const a2av::Call& call, const char* algorithm) {
+  last_result = {};
   return guarded([&] {
-    const a2av::CallInfo info = a2av::run_alltoallv(call, algorithm ? algorithm : "", false);
-    last_algorithm = info.algorithm;
-    last_peak = info.peak_temp_bytes;
+    last_result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false);
   });
 }
 
@@ -90,7 +89,10 @@ const char* A2AV_Error_string(int code) {
 }
 
 const char* A2AV_Last_error_message(void) { return last_message.c_str(); }
-MPI_Count A2AV_Last_peak_bytes(void) { return last_peak; }
-const char* A2AV_Last_algorithm(void) { return last_algorithm.c_str(); }
+MPI_Count A2AV_Last_peak_bytes(void) { return last_result.peak_temp_bytes; }
+const char* A2AV_Last_algorithm(void) {
+  last_algorithm = last_result.describe();
+  return last_algorithm.c_str();
+}
 
 }  // extern "C"

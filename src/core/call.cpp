@@ -33,8 +33,9 @@ std::int64_t block_start(const Side& side, const TypeInfo& type, int peer) {
   return static_cast<std::int64_t>(side.displs[peer]) * type.extent + type.true_lb;
 }
 
+// Checks one side and fills its type facts and block bytes.
 int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
-               std::string& message) {
+               std::string& message, TypeInfo& type, std::vector<std::int64_t>& bytes) {
   if (side.type == MPI_DATATYPE_NULL) {
     message = fmt::format("the {} datatype is MPI_DATATYPE_NULL", name);
     return A2AV_ERR_DATATYPE;
@@ -43,7 +44,8 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     message = fmt::format("the {} counts or displacements array is null", name);
     return A2AV_ERR_ARG;
   }
-  const TypeInfo type = type_info(side.type);
+  type = type_info(side.type);
+  bytes.assign(comm_size, 0);
   bool has_data = false;
   struct Span { std::int64_t begin, end; int peer; };
   std::vector<Span> spans;
@@ -55,12 +57,13 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     }
     if (count == 0 || type.size == 0) continue;
     has_data = true;
-    std::int64_t start = 0, length = 0, bytes = 0;
+    std::int64_t start = 0, length = 0;
     if (!multiply(side.displs[peer], type.extent, start) ||
         __builtin_add_overflow(start, type.true_lb, &start) ||
         !multiply(count - 1, type.extent, length) ||
         __builtin_add_overflow(length, type.true_extent, &length) ||
-        !multiply(count, type.size, bytes) || __builtin_add_overflow(start, length, &length)) {
+        !multiply(count, type.size, bytes[peer]) ||
+        __builtin_add_overflow(start, length, &length)) {
       message = fmt::format("{} block for rank {} overflows 64-bit byte offsets "
                             "(count {}, displacement {})", name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
@@ -71,7 +74,7 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
     return A2AV_ERR_ARG;
   }
-  if (!is_recv) return A2AV_SUCCESS;
+  if (!is_recv || spans.size() < 2) return A2AV_SUCCESS;
   std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
   for (std::size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].begin < spans[i - 1].end) {
@@ -81,13 +84,6 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     }
   }
   return A2AV_SUCCESS;
-}
-
-std::vector<std::int64_t> block_bytes(const Side& side, int comm_size) {
-  const TypeInfo type = type_info(side.type);
-  std::vector<std::int64_t> bytes(comm_size);
-  for (int peer = 0; peer < comm_size; ++peer) bytes[peer] = side.counts[peer] * type.size;
-  return bytes;
 }
 
 std::vector<std::int64_t> packed_offsets(const std::vector<std::int64_t>& bytes) {
@@ -152,35 +148,38 @@ TypeInfo type_info(MPI_Datatype type) {
   return info;
 }
 
-int check_local_arguments(const Call& call, int comm_size, std::string& message) {
+CheckedCall check_call(const Call& call, int comm_size) {
+  CheckedCall c;
   if (call.recvbuf == MPI_IN_PLACE) {
-    message = "the receive buffer cannot be MPI_IN_PLACE";
-    return A2AV_ERR_ARG;
+    c.code = A2AV_ERR_ARG;
+    c.message = "the receive buffer cannot be MPI_IN_PLACE";
+    return c;
   }
-  if (!call.in_place()) {
-    if (int rc = check_side(send_side(call), "send", comm_size, false, message)) return rc;
+  c.code = check_side(recv_side(call), "receive", comm_size, true, c.message, c.recv_type,
+                      c.recv_bytes);
+  if (c.code) return c;
+  if (call.in_place()) {
+    c.send_type = c.recv_type;
+    c.send_bytes = c.recv_bytes;
+    return c;
   }
-  return check_side(recv_side(call), "receive", comm_size, true, message);
+  c.code = check_side(send_side(call), "send", comm_size, false, c.message, c.send_type,
+                      c.send_bytes);
+  return c;
 }
 
-std::vector<std::int64_t> send_block_bytes(const Call& call, int comm_size) {
-  return block_bytes(send_side(call), comm_size);
-}
-std::vector<std::int64_t> recv_block_bytes(const Call& call, int comm_size) {
-  return block_bytes(recv_side(call), comm_size);
-}
-
-NormalizedCall::NormalizedCall(const Call& call, int comm_size, MemoryTracker& memory)
-    : call_(call) {
+NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory)
+    : call_(call), recv_type_(checked.recv_type) {
   const Side send = send_side(call);
   const Side recv = recv_side(call);
-  const TypeInfo send_type = type_info(send.type);
-  const TypeInfo recv_type = type_info(recv.type);
+  const TypeInfo& send_type = checked.send_type;
+  const TypeInfo& recv_type = checked.recv_type;
+  const int comm_size = static_cast<int>(checked.send_bytes.size());
   send_copy_.attach(memory);
   recv_copy_.attach(memory);
 
-  send_.bytes = block_bytes(send, comm_size);
-  recv_.bytes = block_bytes(recv, comm_size);
+  send_.bytes = std::move(checked.send_bytes);
+  recv_.bytes = std::move(checked.recv_bytes);
   if (call.in_place() || !send_type.contiguous) {
     send_.offset = packed_offsets(send_.bytes);
     send_copy_.grow(send_.offset.empty() ? 0 : send_.offset.back() + send_.bytes.back());
@@ -204,7 +203,7 @@ NormalizedCall::NormalizedCall(const Call& call, int comm_size, MemoryTracker& m
 }
 
 void NormalizedCall::finish() {
-  if (unpack_recv_) unpack_side(recv_, recv_side(call_), type_info(call_.recvtype));
+  if (unpack_recv_) unpack_side(recv_, recv_side(call_), recv_type_);
 }
 
 }  // namespace a2av

@@ -45,30 +45,35 @@ struct ByteBlocks {
   std::byte* at(int peer) const { return base + offset[peer]; }
 };
 
-// Checks what this rank can check alone. Returns A2AV_SUCCESS or an error code with
-// `message` set; never communicates, so the caller can agree on the result first.
-int check_local_arguments(const Call& call, int comm_size, std::string& message);
+// A call after the checks this rank can make alone, with the facts every later step needs.
+// `code` is A2AV_SUCCESS or an error code with `message` set; nothing communicates, so the
+// caller can agree on the result across ranks first. For MPI_IN_PLACE the send side is
+// the receive side.
+struct CheckedCall {
+  int code = 0;
+  std::string message;
+  TypeInfo send_type, recv_type;
+  std::vector<std::int64_t> send_bytes, recv_bytes;  // count * type size, per peer
+};
+CheckedCall check_call(const Call& call, int comm_size);
 
 // Type facts; throws A2AV_ERR_DATATYPE for MPI_DATATYPE_NULL.
 TypeInfo type_info(MPI_Datatype type);
-
-// The bytes each peer's block holds on each side (count * type size), after a successful
-// check_local_arguments. For MPI_IN_PLACE the send side is the receive side.
-std::vector<std::int64_t> send_block_bytes(const Call& call, int comm_size);
-std::vector<std::int64_t> recv_block_bytes(const Call& call, int comm_size);
 
 // The byte view the algorithms work on. Contiguous types are used where they lie; other
 // types, and the send side of MPI_IN_PLACE, are packed into tracked temporary buffers,
 // and finish() unpacks received data into the user's buffer.
 class NormalizedCall {
  public:
-  NormalizedCall(const Call& call, int comm_size, MemoryTracker& memory);
+  // Takes the byte counts out of `checked`, which must have succeeded.
+  NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory);
   const ByteBlocks& send() const { return send_; }
   const ByteBlocks& recv() const { return recv_; }
   void finish();  // call after the exchange completed
 
  private:
   const Call& call_;
+  TypeInfo recv_type_;
   ByteBlocks send_;
   ByteBlocks recv_;
   TempBuffer send_copy_;
