@@ -9,9 +9,9 @@
 
 #include "alltoallv/tuna.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <mpi.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -95,7 +95,8 @@ void textbook_tuna(Problem& p, int radix, Variant v) {
     if (!moving.empty()) {
       if (v.header) {
         MPI_Request request;
-        MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, to, 1, MPI_COMM_WORLD, &request);
+        MPI_Isend(out.data(), static_cast<int>(out.size()), MPI_BYTE, to, 1, MPI_COMM_WORLD,
+                  &request);
         MPI_Status status;
         MPI_Probe(from, 1, MPI_COMM_WORLD, &status);
         int count = 0;
@@ -132,8 +133,9 @@ void textbook_tuna(Problem& p, int radix, Variant v) {
 }
 
 void run_vendor(Problem& p) {
-  std::vector<int> sc(p.send_bytes.begin(), p.send_bytes.end()), sd(p.sdispl.begin(), p.sdispl.end()),
-      rc(p.recv_bytes.begin(), p.recv_bytes.end()), rd(p.rdispl.begin(), p.rdispl.end());
+  std::vector<int> sc(p.send_bytes.begin(), p.send_bytes.end()),
+      sd(p.sdispl.begin(), p.sdispl.end()), rc(p.recv_bytes.begin(), p.recv_bytes.end()),
+      rd(p.rdispl.begin(), p.rdispl.end());
   MPI_Alltoallv(p.send.data(), sc.data(), sd.data(), MPI_BYTE, p.recv.data(), rc.data(), rd.data(),
                 MPI_BYTE, MPI_COMM_WORLD);
 }
@@ -182,10 +184,22 @@ int main(int argc, char** argv) {
   const std::string lean = fmt::format("tuna:radix={}", radix);
   const std::vector<std::pair<std::string, std::function<void(Problem&)>>> variants = {
       {"vendor MPI_Alltoallv", run_vendor},
-      {"textbook two-phase", [&](Problem& p) { textbook_tuna(p, radix, {false, false}); }},
-      {"+ sizes in data header", [&](Problem& p) { textbook_tuna(p, radix, {true, false}); }},
-      {"+ direct block alone, in place", [&](Problem& p) { textbook_tuna(p, radix, {false, true}); }},
-      {"+ both", [&](Problem& p) { textbook_tuna(p, radix, {true, true}); }},
+      {"textbook two-phase",
+       [&](Problem& p) {
+         textbook_tuna(p, radix, {false, false});
+       }},
+      {"+ sizes in data header",
+       [&](Problem& p) {
+         textbook_tuna(p, radix, {true, false});
+       }},
+      {"+ direct block alone, in place",
+       [&](Problem& p) {
+         textbook_tuna(p, radix, {false, true});
+       }},
+      {"+ both",
+       [&](Problem& p) {
+         textbook_tuna(p, radix, {true, true});
+       }},
       {"a2av " + lean + ",batch=1", [&](Problem& p) { run_a2av(p, lean + ",batch=1"); }},
       {"a2av " + lean + " (digit in flight)", [&](Problem& p) { run_a2av(p, lean); }},
   };
@@ -193,7 +207,9 @@ int main(int argc, char** argv) {
     Problem p = make_problem(s, 7);
     run_vendor(p);
     const Bytes reference = p.recv;
-    if (rank == 0) fmt::print("\n# P={} radix={} uniform 0..{} bytes, median of {}\n", size, radix, s, iterations);
+    if (rank == 0)
+      fmt::print("\n# P={} radix={} uniform 0..{} bytes, median of {}\n", size, radix, s,
+                 iterations);
     double vendor = 0;
     for (const auto& [name, run] : variants) {
       std::fill(p.recv.begin(), p.recv.end(), 0);

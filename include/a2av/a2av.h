@@ -25,28 +25,28 @@ enum {
 /* Same arguments and semantics as MPI_Alltoallv, MPI_IN_PLACE included.
    The algorithm comes from the A2AV_ALGORITHM environment variable if set,
    else from the built-in selection ("auto"). */
-int A2AV_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+int A2AV_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
 /* Large-count form (MPI-4 style): totals and displacements beyond 2^31 work. */
-int A2AV_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+int A2AV_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
 /* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
-int A2AV_Alltoallv_with(const char *algorithm, const void *sendbuf, const MPI_Count sendcounts[],
-                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
+                        const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm);
 
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */
-const char *A2AV_Error_string(int code);
+const char* A2AV_Error_string(int code);
 
 /* Local queries about the calling thread's most recent a2av call (not collective). */
-const char *A2AV_Last_error_message(void); /* "" after a success */
+const char* A2AV_Last_error_message(void); /* "" after a success */
 MPI_Count A2AV_Last_peak_bytes(void);      /* peak temporary bytes allocated by that call */
-const char *A2AV_Last_algorithm(void);     /* the spec that ran, parameters resolved */
+const char* A2AV_Last_algorithm(void);     /* the spec that ran, parameters resolved */
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,8 @@ namespace a2av {
 
 // What a call did, for callers that ask.
 struct CallInfo {
-  std::string algorithm;          // the spec that ran, parameters resolved ("tuna:radix=4,batch=3")
-  std::int64_t peak_temp_bytes{}; // peak temporary memory the call allocated, in bytes
+  std::string algorithm;  // the spec that ran, parameters resolved ("tuna:radix=4,batch=3")
+  std::int64_t peak_temp_bytes{};  // peak temporary memory the call allocated, in bytes
 };
 
 struct Options {

@@ -20,8 +20,8 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
   if ((!in_place && (sendcounts.size() < size || sdispls.size() < size)) ||
       recvcounts.size() < size || rdispls.size() < size)
     fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
-  const Call call{sendbuf,         sendcounts.data(), sdispls.data(), sendtype, recvbuf,
-                  recvcounts.data(), rdispls.data(),  recvtype,       comm};
+  const Call call{sendbuf,           sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+                  recvcounts.data(), rdispls.data(),    recvtype,       comm};
   const CallResult result = run_alltoallv(call, options.algorithm, options.validate);
   if (options.info) *options.info = {result.describe(), result.peak_temp_bytes};
 }
@@ -51,8 +51,8 @@ std::vector<AlgorithmDescription> algorithms() {
   for (const auto& a : algorithm_table()) {
     AlgorithmDescription d{std::string(a.name), std::string(a.summary), {}};
     for (const auto& p : a.params)
-      d.parameters.push_back(fmt::format("{} ({}..{}, default {}): {}", p.key, p.min, p.max,
-                                         p.fallback, p.doc));
+      d.parameters.push_back(
+          fmt::format("{} ({}..{}, default {}): {}", p.key, p.min, p.max, p.fallback, p.doc));
     out.push_back(std::move(d));
   }
   return out;

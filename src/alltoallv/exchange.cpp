@@ -41,9 +41,9 @@ void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_
                   const std::vector<std::int64_t>& recv_bytes, LocalStatus& status) {
   std::vector<std::int64_t> incoming(ctx.size), outgoing = send_bytes;
   outgoing.resize(ctx.size, 0);  // zeros from a rank whose arguments failed
-  check_mpi(MPI_Alltoall(outgoing.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T,
-                         ctx.comm),
-            "MPI_Alltoall");
+  check_mpi(
+      MPI_Alltoall(outgoing.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, ctx.comm),
+      "MPI_Alltoall");
   if (status.code != A2AV_SUCCESS) return;
   for (int peer = 0; peer < ctx.size; ++peer)
     if (incoming[peer] != recv_bytes[peer])
@@ -128,9 +128,9 @@ CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool vali
     run_vendor({ctx, none, none, agreed.max_block, memory, mismatch, call}, spec->params);
   } else {
     NormalizedCall normalized(call, checked, memory);
-    spec->algorithm->run({ctx, normalized.send(), normalized.recv(), agreed.max_block, memory,
-                          mismatch, call},
-                         spec->params);
+    spec->algorithm->run(
+        {ctx, normalized.send(), normalized.recv(), agreed.max_block, memory, mismatch, call},
+        spec->params);
     mismatch.raise();
     normalized.finish();
   }

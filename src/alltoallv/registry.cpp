@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::int64_t kNoLimit = INT_MAX;
 
-std::int64_t no_memory(const BoundInput&, const Params&) { return 0; }
+std::int64_t no_memory(const BoundInput&, const Params&) {
+  return 0;
+}
 
 std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
   if (in.size == 1) return 0;
@@ -22,8 +24,9 @@ std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
 }
 
 int node_size_of(const BoundInput& in, const Params& p) {
-  return p.at("ranks_per_node") > 0 ? static_cast<int>(std::min<std::int64_t>(p.at("ranks_per_node"), in.size))
-                                    : in.node_size;
+  return p.at("ranks_per_node") > 0
+             ? static_cast<int>(std::min<std::int64_t>(p.at("ranks_per_node"), in.size))
+             : in.node_size;
 }
 
 std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
@@ -31,16 +34,20 @@ std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
   if (in.size % q != 0) return tuna_bound(in, p);
   const int nodes = in.size / q;
   const int radix = tuna_radix(p.at("radix"), q);
-  const std::int64_t phase1 = q == 1 ? 0
-                                     : tuna_memory_bound(q, radix, tuna_batch(p.at("batch"), radix),
-                                                         nodes * in.max_block);
+  const std::int64_t phase1 =
+      q == 1 ? 0
+             : tuna_memory_bound(q, radix, tuna_batch(p.at("batch"), radix), nodes * in.max_block);
   return in.send_total + in.size * in.max_block + phase1;
 }
 
-const ParamSpec kRadix{"radix", 2, kNoLimit, 0, "base of the rounds, 2..P (larger is clamped to P); default ceil(sqrt(P))"};
-const ParamSpec kBatch{"batch", 1, kNoLimit, 0, "rounds of one digit in flight at once; default radix-1 (all)"};
-const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8, "peers (nodes for hierarchical) per batch"};
-const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0, "ranks per node; 0: detected by MPI_COMM_TYPE_SHARED"};
+const ParamSpec kRadix{"radix", 2, kNoLimit, 0,
+                       "base of the rounds, 2..P (larger is clamped to P); default ceil(sqrt(P))"};
+const ParamSpec kBatch{"batch", 1, kNoLimit, 0,
+                       "rounds of one digit in flight at once; default radix-1 (all)"};
+const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8,
+                            "peers (nodes for hierarchical) per batch"};
+const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0,
+                              "ranks per node; 0: detected by MPI_COMM_TYPE_SHARED"};
 
 std::int64_t parse_value(std::string_view key, std::string_view text) {
   std::int64_t value = 0;
@@ -67,17 +74,31 @@ std::string accepted_keys(const AlgorithmInfo& a) {
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
   static const std::vector<AlgorithmInfo> table = {
-      {"auto", "choose from P and the agreed largest block (docs/algorithms.md)", {}, nullptr, no_memory},
+      {"auto",
+       "choose from P and the agreed largest block (docs/algorithms.md)",
+       {},
+       nullptr,
+       no_memory},
       {"vendor", "the MPI library's MPI_Alltoallv", {}, run_vendor, no_memory},
       {"linear", "all receives then all sends, ascending rank", {}, run_linear, no_memory},
       {"spread_out", "all nonblocking, round-robin peers", {}, run_spread_out, no_memory},
-      {"scattered", "spread-out in batches of block_count", {kBlockCount}, run_scattered, no_memory},
+      {"scattered",
+       "spread-out in batches of block_count",
+       {kBlockCount},
+       run_scattered,
+       no_memory},
       {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory},
       {"tuna", "tunable-radix logarithmic rounds", {kRadix, kBatch}, run_tuna, tuna_bound},
-      {"tuna_coalesced", "hierarchical TuNA, coalesced inter-node phase",
-       {kRadix, kBatch, kBlockCount, kRanksPerNode}, run_tuna_coalesced, hierarchical_bound},
-      {"tuna_staggered", "hierarchical TuNA, staggered inter-node phase",
-       {kRadix, kBatch, kBlockCount, kRanksPerNode}, run_tuna_staggered, hierarchical_bound},
+      {"tuna_coalesced",
+       "hierarchical TuNA, coalesced inter-node phase",
+       {kRadix, kBatch, kBlockCount, kRanksPerNode},
+       run_tuna_coalesced,
+       hierarchical_bound},
+      {"tuna_staggered",
+       "hierarchical TuNA, staggered inter-node phase",
+       {kRadix, kBatch, kBlockCount, kRanksPerNode},
+       run_tuna_staggered,
+       hierarchical_bound},
   };
   return table;
 }
@@ -125,9 +146,12 @@ Spec parse_spec(std::string_view text) {
 std::string describe(const Spec& spec, int size, int node_size) {
   Params shown = spec.params;
   if (shown.count("radix")) {
-    const int group = shown.count("ranks_per_node")
-                          ? (shown["ranks_per_node"] > 0 ? static_cast<int>(std::min<std::int64_t>(shown["ranks_per_node"], size)) : node_size)
-                          : size;
+    const int group =
+        shown.count("ranks_per_node")
+            ? (shown["ranks_per_node"] > 0
+                   ? static_cast<int>(std::min<std::int64_t>(shown["ranks_per_node"], size))
+                   : node_size)
+            : size;
     shown["radix"] = tuna_radix(shown["radix"], group);
     shown["batch"] = tuna_batch(shown["batch"], static_cast<int>(shown["radix"]));
     if (shown.count("ranks_per_node")) shown["ranks_per_node"] = group;

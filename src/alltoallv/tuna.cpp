@@ -53,8 +53,14 @@ class TunaRun {
  public:
   TunaRun(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv, int radix,
           MemoryTracker& memory, Mismatch& mismatch)
-      : g_(group), send_(send), recv_(recv), radix_(radix), memory_(memory),
-        mismatch_(mismatch), store_(group.size), stored_bytes_(group.size, 0) {}
+      : g_(group),
+        send_(send),
+        recv_(recv),
+        radix_(radix),
+        memory_(memory),
+        mismatch_(mismatch),
+        store_(group.size),
+        stored_bytes_(group.size, 0) {}
 
   void run(int batch) {
     const auto& rounds = cached_rounds(g_.size, radix_);
@@ -197,9 +203,9 @@ class TunaRun {
   int radix_;
   MemoryTracker& memory_;
   Mismatch& mismatch_;
-  std::vector<TempBuffer> store_;            // indexed by distance
-  std::vector<std::int64_t> stored_bytes_;   // bytes of the block held at each distance
-  std::vector<Staging> staging_;             // one per round in flight
+  std::vector<TempBuffer> store_;           // indexed by distance
+  std::vector<std::int64_t> stored_bytes_;  // bytes of the block held at each distance
+  std::vector<Staging> staging_;            // one per round in flight
   std::int64_t packed_bytes_ = 0;
 };
 
@@ -240,8 +246,8 @@ int tuna_radix(std::int64_t requested, int size) {
 }
 
 int tuna_batch(std::int64_t requested, int radix) {
-  return static_cast<int>(std::clamp<std::int64_t>(requested == 0 ? radix - 1 : requested, 1,
-                                                   radix - 1));
+  return static_cast<int>(
+      std::clamp<std::int64_t>(requested == 0 ? radix - 1 : requested, 1, radix - 1));
 }
 
 void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
@@ -263,8 +269,8 @@ std::int64_t tuna_memory_bound(int size, int radix, int batch, std::int64_t max_
 void run_tuna(const Exchange& ex, const Params& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   const int radix = tuna_radix(params.at("radix"), ex.ctx.size);
-  tuna_exchange(ex.ctx, ex.send, ex.recv, radix, tuna_batch(params.at("batch"), radix),
-                ex.memory, ex.mismatch);
+  tuna_exchange(ex.ctx, ex.send, ex.recv, radix, tuna_batch(params.at("batch"), radix), ex.memory,
+                ex.mismatch);
 }
 
 }  // namespace a2av

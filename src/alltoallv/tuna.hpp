@@ -13,8 +13,8 @@ namespace a2av {
 struct TunaRound {
   int digit;
   int value;
-  int distance;                       // value * radix^digit
-  std::vector<int> forwarded;         // distances of the blocks other than the direct one
+  int distance;                // value * radix^digit
+  std::vector<int> forwarded;  // distances of the blocks other than the direct one
 };
 
 // The rounds for P ranks and a radix already clamped to 2..P, digit by digit.

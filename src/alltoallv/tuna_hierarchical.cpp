@@ -33,9 +33,9 @@ std::vector<std::int64_t> exchange_sizes(const Exchange& ex, const Layout& l, MP
   std::vector<std::int64_t> mine(static_cast<std::size_t>(l.q) * l.nodes), theirs(mine.size());
   for (int h = 0; h < l.q; ++h)
     for (int n = 0; n < l.nodes; ++n) mine[h * l.nodes + n] = ex.send.bytes[n * l.q + h];
-  check_mpi(MPI_Alltoall(mine.data(), l.nodes, MPI_INT64_T, theirs.data(), l.nodes, MPI_INT64_T,
-                         node),
-            "MPI_Alltoall");
+  check_mpi(
+      MPI_Alltoall(mine.data(), l.nodes, MPI_INT64_T, theirs.data(), l.nodes, MPI_INT64_T, node),
+      "MPI_Alltoall");
   return theirs;
 }
 
@@ -95,8 +95,8 @@ struct Held {
 
 void note_if_mismatch(const Exchange& ex, int source, std::int64_t got) {
   if (got != ex.recv.bytes[source])
-    ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                 source, got, ex.recv.bytes[source]));
+    ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
+                                 got, ex.recv.bytes[source]));
 }
 
 // Phase 2 for one remote node pair: to node `to_node`, from node `from_node`.
@@ -201,8 +201,8 @@ void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
     Requests requests;
     std::vector<MPI_Datatype> types;
     for (int i = first; i < std::min(l.nodes, first + batch); ++i)
-      post_inter(ex, held, (l.node + i) % l.nodes, (l.node - i + l.nodes) % l.nodes, kind,
-                 requests, types);
+      post_inter(ex, held, (l.node + i) % l.nodes, (l.node - i + l.nodes) % l.nodes, kind, requests,
+                 types);
     requests.wait_all(ex.mismatch);
     for (MPI_Datatype& type : types) MPI_Type_free(&type);
   }

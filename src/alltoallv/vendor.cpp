@@ -23,7 +23,9 @@ bool to_int(const auto* values, int n, std::vector<int>& out) {
 
 }  // namespace
 
-void set_vendor_alltoallv(VendorAlltoallv fn) { vendor_fn = fn; }
+void set_vendor_alltoallv(VendorAlltoallv fn) {
+  vendor_fn = fn;
+}
 
 void run_vendor(const Exchange& ex, const Params&) {
   const Call& c = ex.call;
@@ -38,8 +40,8 @@ void run_vendor(const Exchange& ex, const Params&) {
     return;
   }
 #if MPI_VERSION >= 4
-  check_mpi(MPI_Alltoallv_c(c.sendbuf, c.sendcounts, c.sdispls, c.sendtype, c.recvbuf,
-                            c.recvcounts, c.rdispls, c.recvtype, ex.ctx.comm),
+  check_mpi(MPI_Alltoallv_c(c.sendbuf, c.sendcounts, c.sdispls, c.sendtype, c.recvbuf, c.recvcounts,
+                            c.rdispls, c.recvtype, ex.ctx.comm),
             "MPI_Alltoallv_c");
 #else
   fail(A2AV_ERR_ARG,

@@ -33,9 +33,8 @@ int guarded(Body body) {
 
 int run(const a2av::Call& call, const char* algorithm) {
   last_result = {};
-  return guarded([&] {
-    last_result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false);
-  });
+  return guarded(
+      [&] { last_result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false); });
 }
 
 template <class To>
@@ -54,9 +53,10 @@ int A2AV_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
   if (int rc = guarded([&] { size = a2av::comm_context(comm).size; })) return rc;
   const auto sc = widen<MPI_Count>(sendcounts, size), rc = widen<MPI_Count>(recvcounts, size);
   const auto sd = widen<MPI_Aint>(sdispls, size), rd = widen<MPI_Aint>(rdispls, size);
-  const a2av::Call call{sendbuf,   sendcounts ? sc.data() : nullptr, sdispls ? sd.data() : nullptr,
-                        sendtype,  recvbuf, recvcounts ? rc.data() : nullptr,
-                        rdispls ? rd.data() : nullptr, recvtype, comm};
+  const a2av::Call call{
+      sendbuf, sendcounts ? sc.data() : nullptr, sdispls ? sd.data() : nullptr, sendtype,
+      recvbuf, recvcounts ? rc.data() : nullptr, rdispls ? rd.data() : nullptr, recvtype,
+      comm};
   return run(call, nullptr);
 }
 
@@ -77,19 +77,31 @@ int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Co
 
 const char* A2AV_Error_string(int code) {
   switch (code) {
-    case A2AV_SUCCESS: return "A2AV_SUCCESS: no error";
-    case A2AV_ERR_ARG: return "A2AV_ERR_ARG: invalid argument";
-    case A2AV_ERR_COUNTS: return "A2AV_ERR_COUNTS: send and receive counts disagree across ranks";
-    case A2AV_ERR_ALGORITHM: return "A2AV_ERR_ALGORITHM: unknown algorithm or parameter";
-    case A2AV_ERR_CAPACITY: return "A2AV_ERR_CAPACITY: buffer or memory budget too small";
-    case A2AV_ERR_DATATYPE: return "A2AV_ERR_DATATYPE: unusable datatype";
-    case A2AV_ERR_MPI: return "A2AV_ERR_MPI: an MPI call failed";
-    default: return "unknown a2av error code";
+    case A2AV_SUCCESS:
+      return "A2AV_SUCCESS: no error";
+    case A2AV_ERR_ARG:
+      return "A2AV_ERR_ARG: invalid argument";
+    case A2AV_ERR_COUNTS:
+      return "A2AV_ERR_COUNTS: send and receive counts disagree across ranks";
+    case A2AV_ERR_ALGORITHM:
+      return "A2AV_ERR_ALGORITHM: unknown algorithm or parameter";
+    case A2AV_ERR_CAPACITY:
+      return "A2AV_ERR_CAPACITY: buffer or memory budget too small";
+    case A2AV_ERR_DATATYPE:
+      return "A2AV_ERR_DATATYPE: unusable datatype";
+    case A2AV_ERR_MPI:
+      return "A2AV_ERR_MPI: an MPI call failed";
+    default:
+      return "unknown a2av error code";
   }
 }
 
-const char* A2AV_Last_error_message(void) { return last_message.c_str(); }
-MPI_Count A2AV_Last_peak_bytes(void) { return last_result.peak_temp_bytes; }
+const char* A2AV_Last_error_message(void) {
+  return last_message.c_str();
+}
+MPI_Count A2AV_Last_peak_bytes(void) {
+  return last_result.peak_temp_bytes;
+}
 const char* A2AV_Last_algorithm(void) {
   last_algorithm = last_result.describe();
   return last_algorithm.c_str();

@@ -26,7 +26,9 @@ Side send_side(const Call& c) {
   if (c.in_place()) return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
   return {c.sendbuf, c.sendcounts, c.sdispls, c.sendtype};
 }
-Side recv_side(const Call& c) { return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype}; }
+Side recv_side(const Call& c) {
+  return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
+}
 
 // First data byte of a peer's block, relative to the buffer.
 std::int64_t block_start(const Side& side, const TypeInfo& type, int peer) {
@@ -47,7 +49,10 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
   type = type_info(side.type);
   bytes.assign(comm_size, 0);
   bool has_data = false;
-  struct Span { std::int64_t begin, end; int peer; };
+  struct Span {
+    std::int64_t begin, end;
+    int peer;
+  };
   std::vector<Span> spans;
   for (int peer = 0; peer < comm_size; ++peer) {
     const std::int64_t count = side.counts[peer];
@@ -64,8 +69,10 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
         __builtin_add_overflow(length, type.true_extent, &length) ||
         !multiply(count, type.size, bytes[peer]) ||
         __builtin_add_overflow(start, length, &length)) {
-      message = fmt::format("{} block for rank {} overflows 64-bit byte offsets "
-                            "(count {}, displacement {})", name, peer, count, side.displs[peer]);
+      message = fmt::format(
+          "{} block for rank {} overflows 64-bit byte offsets "
+          "(count {}, displacement {})",
+          name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
     }
     spans.push_back({start, length, peer});
@@ -123,14 +130,15 @@ void pack_side(const Side& side, const TypeInfo& type, const ByteBlocks& out) {
 void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
   auto* base = static_cast<std::byte*>(const_cast<void*>(side.buf));
   for (std::size_t peer = 0; peer < in.bytes.size(); ++peer) {
-    const std::int64_t per_piece = std::max<std::int64_t>(1, kPackPiece / std::max<std::int64_t>(1, type.size));
+    const std::int64_t per_piece =
+        std::max<std::int64_t>(1, kPackPiece / std::max<std::int64_t>(1, type.size));
     for (std::int64_t done = 0; in.bytes[peer] > 0 && done < side.counts[peer]; done += per_piece) {
       const int n = static_cast<int>(std::min<std::int64_t>(per_piece, side.counts[peer] - done));
       int position = 0;
-      check_mpi(MPI_Unpack(in.at(peer) + done * type.size, static_cast<int>(n * type.size),
-                           &position, base + (side.displs[peer] + done) * type.extent, n,
-                           side.type, MPI_COMM_SELF),
-                "MPI_Unpack");
+      check_mpi(
+          MPI_Unpack(in.at(peer) + done * type.size, static_cast<int>(n * type.size), &position,
+                     base + (side.displs[peer] + done) * type.extent, n, side.type, MPI_COMM_SELF),
+          "MPI_Unpack");
     }
   }
 }
@@ -155,16 +163,16 @@ CheckedCall check_call(const Call& call, int comm_size) {
     c.message = "the receive buffer cannot be MPI_IN_PLACE";
     return c;
   }
-  c.code = check_side(recv_side(call), "receive", comm_size, true, c.message, c.recv_type,
-                      c.recv_bytes);
+  c.code =
+      check_side(recv_side(call), "receive", comm_size, true, c.message, c.recv_type, c.recv_bytes);
   if (c.code) return c;
   if (call.in_place()) {
     c.send_type = c.recv_type;
     c.send_bytes = c.recv_bytes;
     return c;
   }
-  c.code = check_side(send_side(call), "send", comm_size, false, c.message, c.send_type,
-                      c.send_bytes);
+  c.code =
+      check_side(send_side(call), "send", comm_size, false, c.message, c.send_type, c.send_bytes);
   return c;
 }
 

@@ -28,19 +28,18 @@ int context_keyval() {
 // Finds how many ranks share this node and whether nodes are equal, contiguous rank ranges.
 void find_nodes(CommContext& context) {
   MPI_Comm node = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL,
-                                &node),
-            "MPI_Comm_split_type");
+  check_mpi(
+      MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL, &node),
+      "MPI_Comm_split_type");
   int node_rank = 0;
   check_mpi(MPI_Comm_size(node, &context.node_size), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(node, &node_rank), "MPI_Comm_rank");
   MPI_Comm_free(&node);
   // Contiguous and uniform: my node's ranks are [k*Q, (k+1)*Q) for Q = node_size everywhere.
-  const int local_ok = context.size % context.node_size == 0 &&
-                       context.rank % context.node_size == node_rank;
+  const int local_ok =
+      context.size % context.node_size == 0 && context.rank % context.node_size == node_rank;
   int shape[2] = {local_ok ? context.node_size : -1, local_ok ? -context.node_size : 1};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, shape, 2, MPI_INT, MPI_MIN, context.comm),
-            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, shape, 2, MPI_INT, MPI_MIN, context.comm), "MPI_Allreduce");
   context.uniform_nodes = shape[0] == context.node_size && -shape[1] == context.node_size;
 }
 
@@ -63,9 +62,9 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
 MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {
   auto [it, inserted] = context.node_comms.try_emplace(ranks_per_node, MPI_COMM_NULL);
   if (inserted)
-    check_mpi(MPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank,
-                             &it->second),
-              "MPI_Comm_split");
+    check_mpi(
+        MPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank, &it->second),
+        "MPI_Comm_split");
   return it->second;
 }
 

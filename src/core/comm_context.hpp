@@ -13,8 +13,8 @@ struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
   int rank = 0;
   int size = 1;
-  int node_size = 1;               // ranks sharing this rank's node
-  bool uniform_nodes = false;      // every node has node_size ranks, numbered contiguously
+  int node_size = 1;           // ranks sharing this rank's node
+  bool uniform_nodes = false;  // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;

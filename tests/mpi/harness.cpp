@@ -72,19 +72,26 @@ Matrix one_holder(int size, std::int64_t max, std::uint64_t seed) {
 
 const std::vector<Generator>& generators() {
   static const std::vector<Generator> all = {
-      {"uniform", uniform},   {"normal", normal},   {"power_law", power_law},
-      {"zero_rows_cols", zero_rows_cols}, {"one_hot", one_hot}, {"one_holder", one_holder},
+      {"uniform", uniform},     {"normal", normal},
+      {"power_law", power_law}, {"zero_rows_cols", zero_rows_cols},
+      {"one_hot", one_hot},     {"one_holder", one_holder},
   };
   return all;
 }
 
 std::vector<std::string> specs_for(int size) {
   const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
-  std::set<int> radices = {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
+  std::set<int> radices = {2,       3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
                            size + 5};
-  std::vector<std::string> specs = {"vendor", "linear", "spread_out", "scattered:block_count=1",
-                                    "scattered:block_count=4", "pairwise", "auto",
-                                    "tuna:radix=2,batch=1", "tuna"};
+  std::vector<std::string> specs = {"vendor",
+                                    "linear",
+                                    "spread_out",
+                                    "scattered:block_count=1",
+                                    "scattered:block_count=4",
+                                    "pairwise",
+                                    "auto",
+                                    "tuna:radix=2,batch=1",
+                                    "tuna"};
   for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
   for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
     specs.push_back(std::string(h));
@@ -149,8 +156,8 @@ std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts
       A2AV_Alltoallv_with(spec.c_str(), send.data(), l.sendcounts.data(), l.sdispls.data(), type,
                           got.data(), l.recvcounts.data(), l.rdispls.data(), type, comm);
   MPI_Type_free(&type);
-  EXPECT_EQ(rc_a2av, A2AV_SUCCESS) << spec << " on rank " << me << ": "
-                                   << A2AV_Last_error_message();
+  EXPECT_EQ(rc_a2av, A2AV_SUCCESS)
+      << spec << " on rank " << me << ": " << A2AV_Last_error_message();
   EXPECT_TRUE(send == send_before) << spec << ": the send buffer changed on rank " << me;
   std::int64_t first_diff = -1;
   for (std::size_t i = 0; i < got.size() && first_diff < 0; ++i)

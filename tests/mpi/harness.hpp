@@ -24,12 +24,13 @@ struct Generator {
   Matrix (*make)(int size, std::int64_t scale, std::uint64_t seed);
 };
 
-Matrix uniform(int size, std::int64_t max, std::uint64_t seed);       // 0..max
-Matrix normal(int size, std::int64_t mean, std::uint64_t seed);       // mean, sd mean/4
-Matrix power_law(int size, std::int64_t max, std::uint64_t seed);     // heavy tail up to max
-Matrix zero_rows_cols(int size, std::int64_t max, std::uint64_t seed);// some ranks send/receive nothing
-Matrix one_hot(int size, std::int64_t max, std::uint64_t seed);       // everyone sends to one rank
-Matrix one_holder(int size, std::int64_t max, std::uint64_t seed);    // one rank holds all data
+Matrix uniform(int size, std::int64_t max, std::uint64_t seed);    // 0..max
+Matrix normal(int size, std::int64_t mean, std::uint64_t seed);    // mean, sd mean/4
+Matrix power_law(int size, std::int64_t max, std::uint64_t seed);  // heavy tail up to max
+Matrix zero_rows_cols(int size, std::int64_t max,
+                      std::uint64_t seed);                       // some ranks send/receive nothing
+Matrix one_hot(int size, std::int64_t max, std::uint64_t seed);  // everyone sends to one rank
+Matrix one_holder(int size, std::int64_t max, std::uint64_t seed);  // one rank holds all data
 const std::vector<Generator>& generators();
 
 // Every algorithm spec worth testing at this size: each algorithm, the radices

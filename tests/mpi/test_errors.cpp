@@ -22,9 +22,9 @@ struct Case {
     return d;
   }
   int run(const std::string& spec, const void* sendbuf = nullptr, void* recvbuf = nullptr) {
-    return A2AV_Alltoallv_with(spec.c_str(), sendbuf ? sendbuf : send.data(), sc.data(),
-                               sd.data(), send_type, recvbuf ? recvbuf : recv.data(), rc.data(),
-                               rd.data(), recv_type, MPI_COMM_WORLD);
+    return A2AV_Alltoallv_with(spec.c_str(), sendbuf ? sendbuf : send.data(), sc.data(), sd.data(),
+                               send_type, recvbuf ? recvbuf : recv.data(), rc.data(), rd.data(),
+                               recv_type, MPI_COMM_WORLD);
   }
   // The code every rank returned, or -1 if ranks disagree.
   static int agreed(int code) {
@@ -39,9 +39,9 @@ struct Case {
   }
 };
 
-const std::vector<std::string> kAlgorithms = {"auto", "vendor", "linear", "spread_out",
-                                              "scattered", "pairwise", "tuna:radix=2",
-                                              "tuna_coalesced", "tuna_staggered"};
+const std::vector<std::string> kAlgorithms = {"auto",         "vendor",         "linear",
+                                              "spread_out",   "scattered",      "pairwise",
+                                              "tuna:radix=2", "tuna_coalesced", "tuna_staggered"};
 
 TEST(Errors, NegativeCountOnOneRankFailsEverywhere) {
   for (const auto& spec : kAlgorithms) {
@@ -58,9 +58,9 @@ TEST(Errors, NegativeCountOnOneRankFailsEverywhere) {
 
 TEST(Errors, NullBufferWithData) {
   Case c;
-  const int code = A2AV_Alltoallv_with("tuna", nullptr, c.sc.data(), c.sd.data(), MPI_INT,
-                                       c.recv.data(), c.rc.data(), c.rd.data(), MPI_INT,
-                                       MPI_COMM_WORLD);
+  const int code =
+      A2AV_Alltoallv_with("tuna", nullptr, c.sc.data(), c.sd.data(), MPI_INT, c.recv.data(),
+                          c.rc.data(), c.rd.data(), MPI_INT, MPI_COMM_WORLD);
   EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG);
   c.expect_untouched();
 }
@@ -115,8 +115,8 @@ TEST(Errors, DisagreeingCountsWithValidation) {
   for (const auto& spec : kAlgorithms) {
     Case c;
     if (c.me == 0) c.rc[c.size - 1] = 1;  // rank P-1 sends 2
-    EXPECT_EQ(Case::agreed(c.run(spec + (spec.find(':') == std::string::npos ? ":" : ",") +
-                                 "validate=1")),
+    EXPECT_EQ(Case::agreed(
+                  c.run(spec + (spec.find(':') == std::string::npos ? ":" : ",") + "validate=1")),
               A2AV_ERR_COUNTS)
         << spec;
     if (c.me == 0) c.rc[c.size - 1] = 2;

@@ -31,8 +31,8 @@ void check_all_algorithms(const Matrix& counts, std::uint64_t seed, int elem_byt
   for (const auto& spec : specs_for(size)) {
     const std::int64_t peak = expect_same_as_vendor(spec, counts, MPI_COMM_WORLD, seed, elem_bytes);
     if (spec == "auto") continue;
-    const std::int64_t bound = temp_memory_bound(spec, size, node_size(),
-                                                 largest(counts) * elem_bytes, send_total);
+    const std::int64_t bound =
+        temp_memory_bound(spec, size, node_size(), largest(counts) * elem_bytes, send_total);
     EXPECT_LE(peak, bound) << spec << ": peak temporary bytes above the documented bound";
   }
 }

@@ -30,10 +30,10 @@ TEST(LargeCounts, BlocksBeyondTwoGiB) {
     for (std::int64_t b = 0; b < counts[peer]; ++b) send[displs[peer] + b] = pattern(me, peer, b);
   for (const char* spec : {"spread_out", "tuna:radix=2", "pairwise"}) {
     std::fill_n(recv.get(), total, kPoison);
-    EXPECT_EQ(A2AV_Alltoallv_with(spec, send.get(), counts.data(), displs.data(), MPI_BYTE,
-                                  recv.get(), counts.data(), displs.data(), MPI_BYTE,
-                                  MPI_COMM_WORLD),
-              A2AV_SUCCESS)
+    EXPECT_EQ(
+        A2AV_Alltoallv_with(spec, send.get(), counts.data(), displs.data(), MPI_BYTE, recv.get(),
+                            counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+        A2AV_SUCCESS)
         << spec << ": " << A2AV_Last_error_message();
     std::int64_t wrong = 0;
     for (int peer : {me, other})

@@ -35,13 +35,14 @@ void expect_typed_same(const std::string& spec, MPI_Datatype send_type, MPI_Data
   std::vector<char> send(s_at * send_extent, 0);
   // Fill every int slot with a recognisable value; holes of the send type are ignored.
   auto* ints = reinterpret_cast<int*>(send.data());
-  for (std::size_t i = 0; i < send.size() / sizeof(int); ++i) ints[i] = me * 1000003 + static_cast<int>(i);
+  for (std::size_t i = 0; i < send.size() / sizeof(int); ++i)
+    ints[i] = me * 1000003 + static_cast<int>(i);
   const auto before = send;
   std::vector<char> got(r_at * recv_extent, static_cast<char>(kPoison)), want = got;
   std::vector<int> isc(sc.begin(), sc.end()), isd(sd.begin(), sd.end()), irc(rc.begin(), rc.end()),
       ird(rd.begin(), rd.end());
-  MPI_Alltoallv(send.data(), isc.data(), isd.data(), send_type, want.data(), irc.data(),
-                ird.data(), recv_type, comm);
+  MPI_Alltoallv(send.data(), isc.data(), isd.data(), send_type, want.data(), irc.data(), ird.data(),
+                recv_type, comm);
   EXPECT_EQ(A2AV_Alltoallv_with(spec.c_str(), send.data(), sc.data(), sd.data(), send_type,
                                 got.data(), rc.data(), rd.data(), recv_type, comm),
             A2AV_SUCCESS)
@@ -63,10 +64,15 @@ TEST_F(EveryAlgorithm, BuiltinTypes) {
 }
 
 TEST_F(EveryAlgorithm, ContiguousStructType) {
-  struct Particle { int id; int cell; double x; };
+  struct Particle {
+    int id;
+    int cell;
+    double x;
+  };
   MPI_Datatype particle;
   const int lengths[3] = {1, 1, 1};
-  const MPI_Aint offsets[3] = {offsetof(Particle, id), offsetof(Particle, cell), offsetof(Particle, x)};
+  const MPI_Aint offsets[3] = {offsetof(Particle, id), offsetof(Particle, cell),
+                               offsetof(Particle, x)};
   const MPI_Datatype types[3] = {MPI_INT, MPI_INT, MPI_DOUBLE};
   MPI_Type_create_struct(3, lengths, offsets, types, &particle);
   MPI_Type_commit(&particle);

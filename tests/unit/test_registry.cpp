@@ -2,8 +2,8 @@
 #include "alltoallv/registry.hpp"
 #include "alltoallv/tuna.hpp"
 
-#include <a2av/error.hpp>
 #include <gtest/gtest.h>
+#include <a2av/error.hpp>
 
 #include <map>
 
@@ -31,9 +31,9 @@ TEST(Spec, DefaultsAndValues) {
 }
 
 TEST(Spec, RejectsWhatItDoesNotKnow) {
-  for (const char* bad : {"", "Tuna", "tuna:", "tuna:radix=1", "tuna:radix=2x", "tuna:radix=",
-                          "tuna:depth=2", "linear:radix=2", "scattered:block_count=-1",
-                          "tuna:radix=2,,batch=1", "tuna:validate=3"})
+  for (const char* bad :
+       {"", "Tuna", "tuna:", "tuna:radix=1", "tuna:radix=2x", "tuna:radix=", "tuna:depth=2",
+        "linear:radix=2", "scattered:block_count=-1", "tuna:radix=2,,batch=1", "tuna:validate=3"})
     EXPECT_EQ(parse_error(bad), A2AV_ERR_ALGORITHM) << bad;
   EXPECT_EQ(parse_error("tuna:radix=2,batch=1"), A2AV_SUCCESS);
 }
