@@ -15,5 +15,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/a2avConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/a2avConfig.cmake ${PROJECT_BINARY_DIR}/a2avConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/a2av)
 
+# The .pc file finds the prefix relative to itself, so installing with --prefix works.
+file(RELATIVE_PATH A2AV_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 configure_file(cmake/a2av.pc.in ${PROJECT_BINARY_DIR}/a2av.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/a2av.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -134,7 +134,7 @@ CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool vali
     mismatch.raise();
     normalized.finish();
   }
-  return {spec, ctx.size, ctx.node_size, memory.peak()};
+  return {spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
 }
 
 }  // namespace a2av

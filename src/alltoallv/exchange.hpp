@@ -17,9 +17,12 @@ struct CallResult {
   const Spec* spec = nullptr;  // owned by a per-thread cache, valid until the next call
   int size = 1;
   int node_size = 1;
+  bool uniform_nodes = false;
   std::int64_t peak_temp_bytes = 0;
 
-  std::string describe() const { return spec ? a2av::describe(*spec, size, node_size) : ""; }
+  std::string describe() const {
+    return spec ? a2av::describe(*spec, size, node_size, uniform_nodes) : "";
+  }
 };
 
 // Throws a2av::Error.

@@ -5,6 +5,7 @@
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 
@@ -23,15 +24,9 @@ std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
   return tuna_memory_bound(in.size, radix, tuna_batch(p.at("batch"), radix), in.max_block);
 }
 
-int node_size_of(const BoundInput& in, const Params& p) {
-  return p.at("ranks_per_node") > 0
-             ? static_cast<int>(std::min<std::int64_t>(p.at("ranks_per_node"), in.size))
-             : in.node_size;
-}
-
 std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
-  const int q = node_size_of(in, p);
-  if (in.size % q != 0) return tuna_bound(in, p);
+  const int q = hierarchical_node_size(p.at("ranks_per_node"), in.size, in.node_size, true);
+  if (q == 0) return tuna_bound(in, p);
   const int nodes = in.size / q;
   const int radix = tuna_radix(p.at("radix"), q);
   const std::int64_t phase1 =
@@ -143,22 +138,26 @@ Spec parse_spec(std::string_view text) {
   return spec;
 }
 
-std::string describe(const Spec& spec, int size, int node_size) {
+std::string describe(const Spec& spec, int size, int node_size, bool uniform_nodes) {
   Params shown = spec.params;
+  const AlgorithmInfo* ran = spec.algorithm;
   if (shown.count("radix")) {
-    const int group =
-        shown.count("ranks_per_node")
-            ? (shown["ranks_per_node"] > 0
-                   ? static_cast<int>(std::min<std::int64_t>(shown["ranks_per_node"], size))
-                   : node_size)
-            : size;
+    int group = size;
+    if (shown.count("ranks_per_node")) {
+      group = hierarchical_node_size(shown["ranks_per_node"], size, node_size, uniform_nodes);
+      shown["ranks_per_node"] = group;
+      if (group == 0) {  // fell back to flat tuna: show what ran
+        ran = &*std::find_if(algorithm_table().begin(), algorithm_table().end(),
+                             [](const AlgorithmInfo& a) { return a.name == "tuna"; });
+        group = size;
+      }
+    }
     shown["radix"] = tuna_radix(shown["radix"], group);
     shown["batch"] = tuna_batch(shown["batch"], static_cast<int>(shown["radix"]));
-    if (shown.count("ranks_per_node")) shown["ranks_per_node"] = group;
   }
-  std::string text(spec.algorithm->name);
+  std::string text(ran->name);
   char sep = ':';
-  for (const auto& p : spec.algorithm->params) {
+  for (const auto& p : ran->params) {
     text += fmt::format("{}{}={}", sep, p.key, shown[std::string(p.key)]);
     sep = ',';
   }

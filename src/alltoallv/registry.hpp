@@ -45,7 +45,8 @@ struct Spec {
 // Throws A2AV_ERR_ALGORITHM with a message listing what is accepted.
 Spec parse_spec(std::string_view text);
 
-// "name:key=value,..." with run-time defaults (radix=0, ...) resolved for `size` ranks.
-std::string describe(const Spec& spec, int size, int node_size);
+// What runs for `spec` on `size` ranks, as "name:key=value,...", with run-time defaults
+// (radix=0, ...) resolved; a hierarchical spec that falls back shows the flat tuna it runs.
+std::string describe(const Spec& spec, int size, int node_size, bool uniform_nodes);
 
 }  // namespace a2av

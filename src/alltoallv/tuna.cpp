@@ -250,6 +250,11 @@ int tuna_batch(std::int64_t requested, int radix) {
       std::clamp<std::int64_t>(requested == 0 ? radix - 1 : requested, 1, radix - 1));
 }
 
+int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform) {
+  const int q = requested > 0 ? static_cast<int>(std::min<std::int64_t>(requested, size)) : detected;
+  return size % q == 0 && (requested > 0 || uniform) ? q : 0;
+}
+
 void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
                    int radix, int batch, MemoryTracker& memory, Mismatch& mismatch) {
   TunaRun(group, send, recv, radix, memory, mismatch).run(batch);

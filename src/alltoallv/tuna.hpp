@@ -28,6 +28,11 @@ int tuna_stored_blocks(int size, int radix);
 int tuna_radix(std::int64_t requested, int size);
 int tuna_batch(std::int64_t requested, int radix);
 
+// The ranks per node hierarchical TuNA runs with: `requested` if positive (emulated nodes),
+// else the detected node size if nodes are uniform and contiguous; 0 when that size does not
+// divide P or the nodes are unusable, and the exchange falls back to flat TuNA.
+int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform);
+
 // Runs TuNA among the ranks of `group` on byte blocks with known receive sizes.
 void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
                    int radix, int batch, MemoryTracker& memory, Mismatch& mismatch);

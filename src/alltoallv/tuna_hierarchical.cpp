@@ -166,11 +166,9 @@ bool fits_coalesced(const Exchange& ex, const Held& held) {
 
 void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
   const int size = ex.ctx.size;
-  const int q = params.at("ranks_per_node") > 0
-                    ? static_cast<int>(std::min<std::int64_t>(params.at("ranks_per_node"), size))
-                    : ex.ctx.node_size;
-  const bool usable = size % q == 0 && (params.at("ranks_per_node") > 0 || ex.ctx.uniform_nodes);
-  if (!usable) return run_tuna(ex, params);
+  const int q = hierarchical_node_size(params.at("ranks_per_node"), size, ex.ctx.node_size,
+                                       ex.ctx.uniform_nodes);
+  if (q == 0) return run_tuna(ex, params);
   const Layout l{q, size / q, ex.ctx.rank / q, ex.ctx.rank % q};
   const MPI_Comm node = node_comm(ex.ctx, q);
   const CommContext node_ctx{node, l.local, q, q, true, false, {}};

@@ -57,25 +57,30 @@ void Requests::wait_all(Mismatch& mismatch) {
   std::vector<MPI_Status> statuses(requests_.size());
   const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
   const auto expected = std::move(expected_);
+  auto requests = std::move(requests_);
   requests_.clear();
   expected_.clear();
   for (std::size_t i = 0; i < expected.size(); ++i) {
-    if (rc == MPI_ERR_IN_STATUS && statuses[i].MPI_ERROR != MPI_SUCCESS) {
+    MPI_Status& status = statuses[i];
+    if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS) {
       int error_class = 0;
-      MPI_Error_class(statuses[i].MPI_ERROR, &error_class);
-      if (error_class == MPI_ERR_TRUNCATE) {
+      MPI_Error_class(status.MPI_ERROR, &error_class);
+      if (error_class == MPI_ERR_PENDING) {  // not failed, not done: another one failed
+        check_mpi(MPI_Wait(&requests[i], &status), "MPI_Wait");
+      } else if (error_class == MPI_ERR_TRUNCATE) {
         mismatch.note(fmt::format("rank {} sent more bytes than the receive count allows",
-                                  statuses[i].MPI_SOURCE));
+                                  status.MPI_SOURCE));
         continue;
+      } else {
+        check_mpi(status.MPI_ERROR, "MPI_Waitall");
       }
-      check_mpi(statuses[i].MPI_ERROR, "MPI_Waitall");
     }
     if (expected[i] < 0) continue;
     int got = 0;
-    MPI_Get_count(&statuses[i], MPI_BYTE, &got);
+    MPI_Get_count(&status, MPI_BYTE, &got);
     if (got != expected[i])
       mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                statuses[i].MPI_SOURCE, got, expected[i]));
+                                status.MPI_SOURCE, got, expected[i]));
   }
   if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
 }
