@@ -251,7 +251,8 @@ int tuna_batch(std::int64_t requested, int radix) {
 }
 
 int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform) {
-  const int q = requested > 0 ? static_cast<int>(std::min<std::int64_t>(requested, size)) : detected;
+  const int q =
+      requested > 0 ? static_cast<int>(std::min<std::int64_t>(requested, size)) : detected;
   return size % q == 0 && (requested > 0 || uniform) ? q : 0;
 }
 

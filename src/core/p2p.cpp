@@ -15,6 +15,26 @@ void for_each_piece(std::int64_t bytes, Post post) {
     post(done, static_cast<int>(std::min(piece, bytes - done)));
 }
 
+// MPICH raises errors of request completion (a truncated receive) on MPI_COMM_WORLD's
+// handler, not the request's communicator, so a wait would abort by default there. While
+// a2av waits, MPI_COMM_WORLD returns errors instead; its handler is restored afterwards.
+class WorldErrorsReturn {
+ public:
+#if defined(MPICH_VERSION)
+  WorldErrorsReturn() {
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  ~WorldErrorsReturn() {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_);
+    MPI_Errhandler_free(&saved_);
+  }
+
+ private:
+  MPI_Errhandler saved_;
+#endif
+};
+
 }  // namespace
 
 std::int64_t max_piece() {
@@ -55,6 +75,7 @@ void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {
 
 void Requests::wait_all(Mismatch& mismatch) {
   std::vector<MPI_Status> statuses(requests_.size());
+  [[maybe_unused]] const WorldErrorsReturn guard;
   const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
   const auto expected = std::move(expected_);
   auto requests = std::move(requests_);
