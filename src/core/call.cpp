@@ -62,26 +62,27 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     }
     if (count == 0 || type.size == 0) continue;
     has_data = true;
-    std::int64_t start = 0, length = 0;
+    std::int64_t start = 0, span = 0, end = 0;  // [start, end): the bytes the block touches
     if (!multiply(side.displs[peer], type.extent, start) ||
         __builtin_add_overflow(start, type.true_lb, &start) ||
-        !multiply(count - 1, type.extent, length) ||
-        __builtin_add_overflow(length, type.true_extent, &length) ||
-        !multiply(count, type.size, bytes[peer]) ||
-        __builtin_add_overflow(start, length, &length)) {
+        !multiply(count - 1, type.extent, span) ||
+        __builtin_add_overflow(span, type.true_extent, &span) ||
+        !multiply(count, type.size, bytes[peer]) || __builtin_add_overflow(start, span, &end)) {
       message = fmt::format(
           "{} block for rank {} overflows 64-bit byte offsets "
           "(count {}, displacement {})",
           name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
     }
-    spans.push_back({start, length, peer});
+    spans.push_back({start, end, peer});
   }
   if (has_data && side.buf == nullptr && type.true_lb == 0) {
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
     return A2AV_ERR_ARG;
   }
-  if (!is_recv || spans.size() < 2) return A2AV_SUCCESS;
+  // Blocks of a non-contiguous type may interleave without sharing a byte; only
+  // contiguous blocks are checked (a span test would reject valid strided layouts).
+  if (!is_recv || !type.contiguous || spans.size() < 2) return A2AV_SUCCESS;
   std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
   for (std::size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].begin < spans[i - 1].end) {
