@@ -40,6 +40,18 @@ int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Co
                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                         MPI_Datatype recvtype, MPI_Comm comm);
 
+/* Persistent exchange (in the spirit of MPI-4's MPI_Alltoallv_init): the checks, the
+   agreement across ranks, the choice of algorithm and the buffer layout are done once;
+   each A2AV_Start exchanges the buffers' current contents and returns when this rank's part
+   is complete. Buffers and count arrays must stay valid until A2AV_Plan_free. */
+typedef struct A2AV_Plan_s* A2AV_Plan;
+int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, A2AV_Plan* plan);
+int A2AV_Start(A2AV_Plan plan);
+int A2AV_Plan_free(A2AV_Plan* plan);
+
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */
 const char* A2AV_Error_string(int code);
 

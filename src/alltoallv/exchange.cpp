@@ -96,7 +96,7 @@ const Spec& parse_checked(std::string_view text, LocalStatus& status) {
 
 }  // namespace
 
-CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
+Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   const Spec* spec = &parse_checked(chosen_spec_text(spec_text), status);
@@ -119,22 +119,35 @@ CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool vali
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
-
   if (!spec->algorithm->run) spec = &cached_spec(choose_algorithm(ctx.size, agreed.max_block));
-  MemoryTracker memory;
+  return {&ctx, spec, std::move(checked), agreed.max_block};
+}
+
+void execute(const Call& call, const Prepared& prepared, NormalizedCall& normalized,
+             MemoryTracker& memory) {
   Mismatch mismatch;
-  if (spec->algorithm->run == run_vendor) {
+  normalized.begin();
+  prepared.spec->algorithm->run({*prepared.ctx, normalized.send(), normalized.recv(),
+                                 prepared.max_block, memory, mismatch, call},
+                                prepared.spec->params);
+  mismatch.raise();
+  normalized.finish();
+}
+
+CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
+  Prepared prepared = prepare_alltoallv(call, spec_text, validate);
+  const CommContext& ctx = *prepared.ctx;
+  MemoryTracker memory;
+  if (prepared.spec->algorithm->run == run_vendor) {
     const ByteBlocks none;
-    run_vendor({ctx, none, none, agreed.max_block, memory, mismatch, call}, spec->params);
+    Mismatch mismatch;
+    run_vendor({ctx, none, none, prepared.max_block, memory, mismatch, call},
+               prepared.spec->params);
   } else {
-    NormalizedCall normalized(call, checked, memory);
-    spec->algorithm->run(
-        {ctx, normalized.send(), normalized.recv(), agreed.max_block, memory, mismatch, call},
-        spec->params);
-    mismatch.raise();
-    normalized.finish();
+    NormalizedCall normalized(call, prepared.checked, memory);
+    execute(call, prepared, normalized, memory);
   }
-  return {spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
+  return {prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
 }
 
 }  // namespace a2av

@@ -25,7 +25,23 @@ struct CallResult {
   }
 };
 
-// Throws a2av::Error.
+// A call after the checks, the agreement across ranks and the choice of algorithm: what
+// does not change between exchanges with the same buffers and counts.
+struct Prepared {
+  const CommContext* ctx;
+  const Spec* spec;  // the algorithm that runs (auto already resolved)
+  CheckedCall checked;
+  std::int64_t max_block;  // agreed largest block of any rank
+};
+
+// Collective; throws a2av::Error, the same code on every rank for argument errors.
+Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validate);
+
+// Runs a prepared exchange on a normalised view of the call (not used for vendor).
+void execute(const Call& call, const Prepared& prepared, NormalizedCall& normalized,
+             MemoryTracker& memory);
+
+// prepare + execute. Throws a2av::Error.
 CallResult run_alltoallv(const Call& call, std::string_view spec, bool validate);
 
 }  // namespace a2av

@@ -1,7 +1,10 @@
 // The C API: converts arguments to the 64-bit call and errors to return codes.
 #include <a2av/a2av.h>
 
+#include <a2av/plan.hpp>
+
 #include "alltoallv/exchange.hpp"
+#include "core/check.hpp"
 #include "core/comm_context.hpp"
 
 #include <string>
@@ -75,6 +78,46 @@ int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Co
              algorithm);
 }
 
+struct A2AV_Plan_s {
+  a2av::Plan plan;
+};
+
+int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                        MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                        const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                        const char* algorithm, A2AV_Plan* plan) {
+  return guarded([&] {
+    if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan pointer is null");
+    *plan = nullptr;
+    const auto size = static_cast<std::size_t>(a2av::comm_context(comm).size);
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    auto span_of = [&](const auto* values) { return std::span(values, values ? size : 0); };
+    *plan = new A2AV_Plan_s{
+        a2av::Plan(sendbuf, in_place ? std::span<const MPI_Count>() : span_of(sendcounts),
+                   in_place ? std::span<const MPI_Aint>() : span_of(sdispls), sendtype, recvbuf,
+                   span_of(recvcounts), span_of(rdispls), recvtype, comm,
+                   {.algorithm = algorithm ? algorithm : ""})};
+  });
+}
+
+int A2AV_Start(A2AV_Plan plan) {
+  last_result = {};
+  return guarded([&] {
+    if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan is null");
+    plan->plan.run();
+    last_result.peak_temp_bytes = plan->plan.peak_temp_bytes();
+    last_algorithm = plan->plan.algorithm();
+  });
+}
+
+int A2AV_Plan_free(A2AV_Plan* plan) {
+  return guarded([&] {
+    if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan pointer is null");
+    delete *plan;
+    *plan = nullptr;
+  });
+}
+
 const char* A2AV_Error_string(int code) {
   switch (code) {
     case A2AV_SUCCESS:
@@ -103,7 +146,7 @@ MPI_Count A2AV_Last_peak_bytes(void) {
   return last_result.peak_temp_bytes;
 }
 const char* A2AV_Last_algorithm(void) {
-  last_algorithm = last_result.describe();
+  if (last_result.spec) last_algorithm = last_result.describe();  // else set by A2AV_Start
   return last_algorithm.c_str();
 }
 

@@ -178,7 +178,7 @@ CheckedCall check_call(const Call& call, int comm_size) {
 }
 
 NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory)
-    : call_(call), recv_type_(checked.recv_type) {
+    : call_(call), send_type_(checked.send_type), recv_type_(checked.recv_type) {
   const Side send = send_side(call);
   const Side recv = recv_side(call);
   const TypeInfo& send_type = checked.send_type;
@@ -193,7 +193,7 @@ NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTra
     send_.offset = packed_offsets(send_.bytes);
     send_copy_.grow(send_.offset.empty() ? 0 : send_.offset.back() + send_.bytes.back());
     send_.base = send_copy_.data();
-    pack_side(send, send_type, send_);
+    pack_send_ = true;
   } else {
     send_.base = static_cast<std::byte*>(const_cast<void*>(send.buf));
     send_.offset.resize(comm_size);
@@ -209,6 +209,10 @@ NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTra
     recv_.offset.resize(comm_size);
     for (int p = 0; p < comm_size; ++p) recv_.offset[p] = block_start(recv, recv_type, p);
   }
+}
+
+void NormalizedCall::begin() {
+  if (pack_send_) pack_side(send_side(call_), send_type_, send_);
 }
 
 void NormalizedCall::finish() {

@@ -61,23 +61,26 @@ CheckedCall check_call(const Call& call, int comm_size);
 TypeInfo type_info(MPI_Datatype type);
 
 // The byte view the algorithms work on. Contiguous types are used where they lie; other
-// types, and the send side of MPI_IN_PLACE, are packed into tracked temporary buffers,
-// and finish() unpacks received data into the user's buffer.
+// types, and the send side of MPI_IN_PLACE, go through tracked temporary buffers: begin()
+// packs the send data, finish() unpacks the received data into the user's buffer. A view
+// can be used for many exchanges with the same buffers and counts (persistent plans).
 class NormalizedCall {
  public:
   // Takes the byte counts out of `checked`, which must have succeeded.
   NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory);
   const ByteBlocks& send() const { return send_; }
   const ByteBlocks& recv() const { return recv_; }
-  void finish();  // call after the exchange completed
+  void begin();   // call before each exchange
+  void finish();  // call after each exchange completed
 
  private:
-  const Call& call_;
-  TypeInfo recv_type_;
+  Call call_;
+  TypeInfo send_type_, recv_type_;
   ByteBlocks send_;
   ByteBlocks recv_;
   TempBuffer send_copy_;
   TempBuffer recv_copy_;
+  bool pack_send_ = false;
   bool unpack_recv_ = false;
 };
 

@@ -1,0 +1,93 @@
+// a2av::Plan: prepare once (checks, agreement, choice, layout), execute many times.
+#include <a2av/plan.hpp>
+
+#include "alltoallv/exchange.hpp"
+#include "core/check.hpp"
+#include "core/comm_context.hpp"
+
+#include <optional>
+#include <vector>
+
+namespace a2av {
+
+struct Plan::State {
+  std::vector<MPI_Count> sendcounts, recvcounts;
+  std::vector<MPI_Aint> sdispls, rdispls;
+  Call call;
+  Prepared prepared;
+  Spec spec;  // the plan's own copy: the per-thread spec cache may be cleared meanwhile
+  MemoryTracker memory;
+  std::optional<NormalizedCall> normalized;  // absent for the vendor algorithm
+
+  State(const Call& user, std::size_t size, std::string_view spec_text, bool validate)
+      : sendcounts(copy(user.sendcounts, size)),
+        recvcounts(copy(user.recvcounts, size)),
+        sdispls(copy(user.sdispls, size)),
+        rdispls(copy(user.rdispls, size)),
+        call{user.sendbuf, data_or_null(sendcounts), data_or_null(sdispls), user.sendtype,
+             user.recvbuf, data_or_null(recvcounts), data_or_null(rdispls), user.recvtype,
+             user.comm},
+        prepared(prepare_alltoallv(call, spec_text, validate)),
+        spec(*prepared.spec) {
+    prepared.spec = &spec;
+    if (prepared.spec->algorithm->run != run_vendor)
+      normalized.emplace(call, prepared.checked, memory);
+  }
+
+  template <class T>
+  static std::vector<T> copy(const T* values, std::size_t n) {
+    return values ? std::vector<T>(values, values + n) : std::vector<T>();
+  }
+  template <class T>
+  static const T* data_or_null(const std::vector<T>& v) {
+    return v.empty() ? nullptr : v.data();
+  }
+};
+
+Plan::Plan(const void* sendbuf, std::span<const MPI_Count> sendcounts,
+           std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
+           std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
+           MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
+  const auto size = static_cast<std::size_t>(comm_context(comm).size);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if ((!in_place && (sendcounts.size() < size || sdispls.size() < size)) ||
+      recvcounts.size() < size || rdispls.size() < size)
+    fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
+  const Call user{sendbuf,
+                  in_place ? nullptr : sendcounts.data(),
+                  in_place ? nullptr : sdispls.data(),
+                  sendtype,
+                  recvbuf,
+                  recvcounts.data(),
+                  rdispls.data(),
+                  recvtype,
+                  comm};
+  state_ = std::make_unique<State>(user, size, options.algorithm, options.validate);
+}
+
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+Plan::~Plan() = default;
+
+void Plan::run() {
+  State& s = *state_;
+  if (!s.normalized) {
+    const ByteBlocks none;
+    Mismatch mismatch;
+    return run_vendor(
+        {*s.prepared.ctx, none, none, s.prepared.max_block, s.memory, mismatch, s.call},
+        s.prepared.spec->params);
+  }
+  execute(s.call, s.prepared, *s.normalized, s.memory);
+}
+
+std::string Plan::algorithm() const {
+  const CommContext& ctx = *state_->prepared.ctx;
+  return describe(*state_->prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes);
+}
+
+std::int64_t Plan::peak_temp_bytes() const {
+  return state_->memory.peak();
+}
+
+}  // namespace a2av
