@@ -1,11 +1,12 @@
 #include "alltoallv/exchange.hpp"
 
 #include "alltoallv/registry.hpp"
-#include "alltoallv/select.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "tuning/selector.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -52,31 +53,6 @@ void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_
                                     incoming[peer], ctx.rank, recv_bytes[peer]));
 }
 
-// One allreduce: the worst error code, the lowest rank that has it, the largest block.
-struct Agreement {
-  int code;
-  int first_rank;
-  std::int64_t max_block;
-};
-
-// A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
-// then returned by the rank that found them alone, and its peers may block, as in MPI.
-bool agreement_required(const Spec& spec, bool validating) {
-  static const bool agree_errors = [] {
-    const char* value = std::getenv("A2AV_AGREE_ERRORS");
-    return !value || std::strcmp(value, "0") != 0;
-  }();
-  return agree_errors || validating || !spec.algorithm->run;
-}
-
-Agreement agree(const CommContext& ctx, int code, std::int64_t max_block, bool required) {
-  std::int64_t values[3] = {code, code ? -ctx.rank : -ctx.size, max_block};
-  if (ctx.size > 1 && required)
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, ctx.comm),
-              "MPI_Allreduce");
-  return {static_cast<int>(values[0]), static_cast<int>(-values[1]), values[2]};
-}
-
 // Parsed specs by text, so repeated calls parse nothing. Bounded: cleared when full.
 const Spec& cached_spec(std::string_view text) {
   thread_local std::map<std::string, Spec, std::less<>> cache;
@@ -92,6 +68,74 @@ const Spec& parse_checked(std::string_view text, LocalStatus& status) {
     status.set(e.code(), e.what());
     return cached_spec("vendor");
   }
+}
+
+// One allreduce carries the worst error code, the lowest rank that has it, and the
+// statistics auto selection needs: the largest block, and sums of bytes and empty blocks.
+struct Agreement {
+  int code;
+  int first_rank;
+  ExchangeStats stats;
+};
+
+enum Slot { kCode, kRank, kMaxBlock, kTotal, kEmpty, kSlots };
+
+void max_then_sum(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const std::int64_t*>(in);
+  auto* b = static_cast<std::int64_t*>(inout);
+  for (int base = 0; base < *length; base += kSlots) {
+    for (int i = kCode; i <= kMaxBlock; ++i) b[base + i] = std::max(a[base + i], b[base + i]);
+    for (int i = kTotal; i < kSlots; ++i) b[base + i] += a[base + i];
+  }
+}
+
+MPI_Op agreement_op() {
+  static MPI_Op op = [] {
+    MPI_Op created;
+    check_mpi(MPI_Op_create(max_then_sum, 1, &created), "MPI_Op_create");
+    return created;
+  }();
+  return op;
+}
+
+// A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
+// then returned by the rank that found them alone, and its peers may block, as in MPI.
+bool agreement_required(const Spec& spec, bool validating) {
+  static const bool agree_errors = [] {
+    const char* value = std::getenv("A2AV_AGREE_ERRORS");
+    return !value || std::strcmp(value, "0") != 0;
+  }();
+  return agree_errors || validating || !spec.algorithm->run;
+}
+
+Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t>& send_bytes,
+                bool required) {
+  std::int64_t v[kSlots] = {code, code ? -ctx.rank : -ctx.size, 0, 0, 0};
+  for (std::int64_t bytes : send_bytes) {
+    v[kMaxBlock] = std::max(v[kMaxBlock], bytes);
+    v[kTotal] += bytes;
+    v[kEmpty] += bytes == 0;
+  }
+  if (send_bytes.empty()) v[kEmpty] = ctx.size;
+  if (ctx.size > 1 && required)
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, kSlots, MPI_INT64_T, agreement_op(), ctx.comm),
+              "MPI_Allreduce");
+  const double blocks = static_cast<double>(ctx.size) * ctx.size;
+  return {
+      static_cast<int>(v[kCode]), static_cast<int>(-v[kRank]),
+      ExchangeStats{ctx.size, ctx.node_size, v[kMaxBlock], v[kTotal] / blocks, v[kEmpty] / blocks}};
+}
+
+// Resolves auto from the agreed statistics; with A2AV_VERBOSE, rank 0 says why.
+const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats& stats) {
+  const Choice choice = choose_algorithm(stats);
+  if (ctx.rank == 0 && env_flag("A2AV_VERBOSE"))
+    std::fprintf(stderr,
+                 "a2av: auto chose %s (%s) for P=%d, ranks per node %d, largest block %lld B, "
+                 "mean block %.1f B, %.0f%% empty\n",
+                 choice.spec.c_str(), choice.reason.c_str(), stats.size, stats.ranks_per_node,
+                 static_cast<long long>(stats.max_block), stats.mean_block, 100 * stats.sparsity);
+  return cached_spec(choice.spec);
 }
 
 }  // namespace
@@ -112,15 +156,21 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
   const bool validating = validate || spec->validate || env_flag("A2AV_VALIDATE");
   if (validating) check_counts(ctx, send_bytes, recv_bytes, status);
-  const auto largest = std::max_element(send_bytes.begin(), send_bytes.end());
-  const Agreement agreed = agree(ctx, status.code, largest == send_bytes.end() ? 0 : *largest,
-                                 agreement_required(*spec, validating));
+  if (!spec->algorithm->run && status.code == A2AV_SUCCESS) {
+    try {
+      check_tuning_file();
+    } catch (const Error& e) {
+      status.set(e.code(), e.what());
+    }
+  }
+  const Agreement agreed =
+      agree(ctx, status.code, send_bytes, agreement_required(*spec, validating));
   if (agreed.code != A2AV_SUCCESS) {
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
-  if (!spec->algorithm->run) spec = &cached_spec(choose_algorithm(ctx.size, agreed.max_block));
-  return {&ctx, spec, std::move(checked), agreed.max_block};
+  if (!spec->algorithm->run) spec = &resolve_auto(ctx, agreed.stats);
+  return {&ctx, spec, std::move(checked), agreed.stats.max_block};
 }
 
 void execute(const Call& call, const Prepared& prepared, NormalizedCall& normalized,

@@ -1,0 +1,52 @@
+// auto under A2AV_TUNING_FILE (set by ctest): a good table's rule decides what runs, on
+// every rank alike; a broken table fails every auto call on every rank, naming its line.
+#include "harness.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace a2av::test {
+namespace {
+
+bool table_is_broken() {
+  const char* path = std::getenv("A2AV_TUNING_FILE");
+  return path && std::string(path).find("broken") != std::string::npos;
+}
+
+int run_auto(std::int64_t block) {
+  const int size = size_of(MPI_COMM_WORLD);
+  std::vector<MPI_Count> counts(size, block);
+  std::vector<MPI_Aint> displs(size);
+  for (int p = 0; p < size; ++p) displs[p] = p * block;
+  std::vector<char> send(size * block, 1), recv(size * block, 0);
+  return A2AV_Alltoallv_c(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(),
+                          counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+}
+
+TEST(TuningFile, RulesDecideAuto) {
+  if (table_is_broken()) GTEST_SKIP() << "broken table";
+  ASSERT_EQ(run_auto(100), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(std::string(A2AV_Last_algorithm()), "pairwise");
+  ASSERT_EQ(run_auto(5000), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(std::string(A2AV_Last_algorithm()), "scattered:block_count=2");
+}
+
+TEST(TuningFile, BrokenTableFailsEveryRank) {
+  if (!table_is_broken()) GTEST_SKIP() << "good table";
+  EXPECT_EQ(run_auto(100), A2AV_ERR_ALGORITHM);
+  EXPECT_NE(std::string(A2AV_Last_error_message()).find("line 4"), std::string::npos)
+      << A2AV_Last_error_message();
+  // An explicit algorithm does not consult the table.
+  const int size = size_of(MPI_COMM_WORLD);
+  std::vector<MPI_Count> counts(size, 1);
+  std::vector<MPI_Aint> displs(size);
+  for (int p = 0; p < size; ++p) displs[p] = p;
+  std::vector<char> send(size, 1), recv(size, 0);
+  EXPECT_EQ(
+      A2AV_Alltoallv_with("linear", send.data(), counts.data(), displs.data(), MPI_BYTE,
+                          recv.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+      A2AV_SUCCESS);
+}
+
+}  // namespace
+}  // namespace a2av::test
