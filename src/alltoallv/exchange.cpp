@@ -100,12 +100,12 @@ MPI_Op agreement_op() {
 
 // A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
 // then returned by the rank that found them alone, and its peers may block, as in MPI.
-bool agreement_required(const Spec& spec, bool validating) {
+bool agreement_required(const Spec& spec, int size, bool validating) {
   static const bool agree_errors = [] {
     const char* value = std::getenv("A2AV_AGREE_ERRORS");
     return !value || std::strcmp(value, "0") != 0;
   }();
-  return agree_errors || validating || !spec.algorithm->run;
+  return agree_errors || validating || (!spec.algorithm->run && choice_needs_statistics(size));
 }
 
 Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t>& send_bytes,
@@ -164,7 +164,7 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
     }
   }
   const Agreement agreed =
-      agree(ctx, status.code, send_bytes, agreement_required(*spec, validating));
+      agree(ctx, status.code, send_bytes, agreement_required(*spec, ctx.size, validating));
   if (agreed.code != A2AV_SUCCESS) {
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));

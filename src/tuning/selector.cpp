@@ -35,8 +35,10 @@ const LoadedTable& loaded_table() {
   return loaded;
 }
 
+constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic considers TuNA
+
 Choice heuristic(const ExchangeStats& s) {
-  if (s.size >= 64 && s.max_block <= 1024) {
+  if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
     int root = 2;
     while (root * root < s.size) ++root;
     return {fmt::format("tuna:radix={}", root), "heuristic: P >= 64 and blocks <= 1 KiB"};
@@ -45,6 +47,10 @@ Choice heuristic(const ExchangeStats& s) {
 }
 
 }  // namespace
+
+bool choice_needs_statistics(int size) {
+  return loaded_table().table || loaded_table().error || size >= kLogarithmicFrom;
+}
 
 void check_tuning_file() {
   if (loaded_table().error) throw *loaded_table().error;

@@ -19,4 +19,8 @@ void check_tuning_file();
 
 Choice choose_algorithm(const ExchangeStats& stats);
 
+// Whether the choice for P ranks can depend on block statistics (a tuning table is loaded,
+// or the heuristic looks at block sizes at this P); if not, no allreduce is needed for it.
+bool choice_needs_statistics(int size);
+
 }  // namespace a2av
