@@ -41,17 +41,10 @@ std::vector<std::int64_t> exchange_sizes(const Exchange& ex, const Layout& l, MP
 
 // Send side of phase 1: for each local peer h, my blocks for ranks n*Q + h, back to back.
 ByteBlocks aggregate(const Exchange& ex, const Layout& l, TempBuffer& storage) {
-  ByteBlocks out;
-  out.bytes.assign(l.q, 0);
-  out.offset.assign(l.q, 0);
-  std::int64_t at = 0;
-  for (int h = 0; h < l.q; ++h) {
-    out.offset[h] = at;
-    for (int n = 0; n < l.nodes; ++n) out.bytes[h] += ex.send.bytes[n * l.q + h];
-    at += out.bytes[h];
-  }
-  storage.grow(at);
-  out.base = storage.data();
+  std::vector<std::int64_t> bytes(l.q, 0);
+  for (int h = 0; h < l.q; ++h)
+    for (int n = 0; n < l.nodes; ++n) bytes[h] += ex.send.bytes[n * l.q + h];
+  ByteBlocks out = packed_blocks(std::move(bytes), storage);
   for (int h = 0; h < l.q; ++h) {
     std::byte* to = out.at(h);
     for (int n = 0; n < l.nodes; ++n) {
@@ -63,20 +56,13 @@ ByteBlocks aggregate(const Exchange& ex, const Layout& l, TempBuffer& storage) {
   return out;
 }
 
+// Receive side of phase 1: from each local source s, its blocks for my column, by node.
 ByteBlocks phase1_receive(const std::vector<std::int64_t>& sizes, const Layout& l,
                           TempBuffer& storage) {
-  ByteBlocks in;
-  in.bytes.assign(l.q, 0);
-  in.offset.assign(l.q, 0);
-  std::int64_t at = 0;
-  for (int s = 0; s < l.q; ++s) {
-    in.offset[s] = at;
-    for (int n = 0; n < l.nodes; ++n) in.bytes[s] += sizes[s * l.nodes + n];
-    at += in.bytes[s];
-  }
-  storage.grow(at);
-  in.base = storage.data();
-  return in;
+  std::vector<std::int64_t> bytes(l.q, 0);
+  for (int s = 0; s < l.q; ++s)
+    for (int n = 0; n < l.nodes; ++n) bytes[s] += sizes[s * l.nodes + n];
+  return packed_blocks(std::move(bytes), storage);
 }
 
 // Where, after phase 1, the block from local source s for node n lies.

@@ -94,14 +94,16 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
   return A2AV_SUCCESS;
 }
 
-std::vector<std::int64_t> packed_offsets(const std::vector<std::int64_t>& bytes) {
-  std::vector<std::int64_t> offsets(bytes.size());
-  std::int64_t at = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    offsets[i] = at;
-    at += bytes[i];
-  }
-  return offsets;
+// Each block where it lies in the user's buffer (contiguous types).
+ByteBlocks blocks_in_place(const Side& side, const TypeInfo& type,
+                           std::vector<std::int64_t> bytes) {
+  ByteBlocks blocks;
+  blocks.base = static_cast<std::byte*>(const_cast<void*>(side.buf));
+  blocks.offset.resize(bytes.size());
+  for (std::size_t p = 0; p < bytes.size(); ++p)
+    blocks.offset[p] = block_start(side, type, static_cast<int>(p));
+  blocks.bytes = std::move(bytes);
+  return blocks;
 }
 
 // Copies (packs) a side's blocks back to back into `out`.
@@ -146,6 +148,20 @@ void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
 
 }  // namespace
 
+ByteBlocks packed_blocks(std::vector<std::int64_t> bytes, TempBuffer& storage) {
+  ByteBlocks blocks;
+  blocks.offset.resize(bytes.size());
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    blocks.offset[i] = at;
+    at += bytes[i];
+  }
+  storage.grow(at);
+  blocks.base = storage.data();
+  blocks.bytes = std::move(bytes);
+  return blocks;
+}
+
 TypeInfo type_info(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) fail(A2AV_ERR_DATATYPE, "the datatype is MPI_DATATYPE_NULL");
   MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
@@ -183,32 +199,15 @@ NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTra
   const Side recv = recv_side(call);
   const TypeInfo& send_type = checked.send_type;
   const TypeInfo& recv_type = checked.recv_type;
-  const int comm_size = static_cast<int>(checked.send_bytes.size());
   send_copy_.attach(memory);
   recv_copy_.attach(memory);
 
-  send_.bytes = std::move(checked.send_bytes);
-  recv_.bytes = std::move(checked.recv_bytes);
-  if (call.in_place() || !send_type.contiguous) {
-    send_.offset = packed_offsets(send_.bytes);
-    send_copy_.grow(send_.offset.empty() ? 0 : send_.offset.back() + send_.bytes.back());
-    send_.base = send_copy_.data();
-    pack_send_ = true;
-  } else {
-    send_.base = static_cast<std::byte*>(const_cast<void*>(send.buf));
-    send_.offset.resize(comm_size);
-    for (int p = 0; p < comm_size; ++p) send_.offset[p] = block_start(send, send_type, p);
-  }
-  if (!recv_type.contiguous) {
-    recv_.offset = packed_offsets(recv_.bytes);
-    recv_copy_.grow(recv_.offset.empty() ? 0 : recv_.offset.back() + recv_.bytes.back());
-    recv_.base = recv_copy_.data();
-    unpack_recv_ = true;
-  } else {
-    recv_.base = static_cast<std::byte*>(const_cast<void*>(recv.buf));
-    recv_.offset.resize(comm_size);
-    for (int p = 0; p < comm_size; ++p) recv_.offset[p] = block_start(recv, recv_type, p);
-  }
+  pack_send_ = call.in_place() || !send_type.contiguous;
+  unpack_recv_ = !recv_type.contiguous;
+  send_ = pack_send_ ? packed_blocks(std::move(checked.send_bytes), send_copy_)
+                     : blocks_in_place(send, send_type, std::move(checked.send_bytes));
+  recv_ = unpack_recv_ ? packed_blocks(std::move(checked.recv_bytes), recv_copy_)
+                       : blocks_in_place(recv, recv_type, std::move(checked.recv_bytes));
 }
 
 void NormalizedCall::begin() {

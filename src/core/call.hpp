@@ -45,6 +45,9 @@ struct ByteBlocks {
   std::byte* at(int peer) const { return base + offset[peer]; }
 };
 
+// Blocks of the given sizes back to back in `storage` (grown to fit).
+ByteBlocks packed_blocks(std::vector<std::int64_t> bytes, TempBuffer& storage);
+
 // A call after the checks this rank can make alone, with the facts every later step needs.
 // `code` is A2AV_SUCCESS or an error code with `message` set; nothing communicates, so the
 // caller can agree on the result across ranks first. For MPI_IN_PLACE the send side is
