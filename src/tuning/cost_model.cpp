@@ -1,0 +1,210 @@
+#include "tuning/cost_model.hpp"
+
+#include "alltoallv/tuna.hpp"
+#include "core/check.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+namespace a2av {
+namespace {
+
+// Adds up phases for the ranks it follows: every rank with an exact matrix, rank 0 alone
+// with mean block sizes (all ranks then cost the same).
+class Timeline {
+ public:
+  Timeline(const Workload& w, const Machine& m, int ranks_per_node)
+      : w_(w),
+        m_(m),
+        q_(std::max(1, ranks_per_node)),
+        followed_(w.matrix ? w.size : 1),
+        cost_(followed_, 0),
+        messages_(followed_, 0),
+        bytes_(followed_, 0) {}
+
+  int followed() const { return followed_; }
+  int size() const { return w_.size; }
+  const Workload& workload() const { return w_; }
+
+  // Rank `from` sends `bytes` to rank `to` in the current phase (empty messages are not sent).
+  void send(int from, int to, double bytes) {
+    if (bytes <= 0 || from == to) return;
+    const LinkCost& link = from / q_ == to / q_ ? m_.intra : m_.inter;
+    const double c = link.alpha + link.beta * bytes;
+    cost_[from] += c;
+    phase_max_ = std::max(phase_max_, cost_[from] - phase_start_[from]);
+    ++messages_[from];
+    bytes_[from] += bytes;
+  }
+
+  void begin_phase() {
+    phase_start_ = cost_;
+    phase_max_ = 0;
+  }
+  void end_phase() {
+    seconds_ += phase_max_ + m_.phase_overhead;
+    ++phases_;
+  }
+
+  Prediction result() const {
+    Prediction p{seconds_ + m_.call_overhead, phases_, 0, 0};
+    p.messages = *std::max_element(messages_.begin(), messages_.end());
+    p.bytes = *std::max_element(bytes_.begin(), bytes_.end());
+    return p;
+  }
+
+ private:
+  const Workload& w_;
+  const Machine& m_;
+  int q_;
+  int followed_;
+  std::vector<double> cost_, phase_start_;
+  std::vector<std::int64_t> messages_;
+  std::vector<double> bytes_;
+  double phase_max_ = 0, seconds_ = 0;
+  int phases_ = 0;
+};
+
+int mod(int v, int n) {
+  return ((v % n) + n) % n;
+}
+
+// Peers at distances [first, last) of every followed rank, in one phase.
+void direct_phase(Timeline& t, int first, int last) {
+  t.begin_phase();
+  for (int q = 0; q < t.followed(); ++q)
+    for (int d = first; d < last; ++d)
+      t.send(q, mod(q + d, t.size()), t.workload().block(q, mod(q + d, t.size())));
+  t.end_phase();
+}
+
+void linear_phases(Timeline& t, int batch) {
+  for (int first = 1; first < t.size(); first += batch)
+    direct_phase(t, first, std::min(t.size(), first + batch));
+}
+
+// TuNA as tuna.cpp runs it, inside groups of `group` consecutive ranks (all P for flat
+// TuNA, a node for hierarchical phase 1): per round a direct message and, if the round
+// forwards blocks, one message of their sizes and bytes; the rounds of a digit in batches.
+// block(s, d) is what group member s has for group member d.
+template <class Block>
+void tuna_phases(Timeline& t, int group, int radix, int batch, Block block) {
+  const auto rounds = tuna_rounds(group, radix);
+  std::int64_t place = 1;
+  int digit = 0;
+  for (std::size_t first = 0; first < rounds.size();) {
+    std::size_t last = first + 1;
+    while (last < rounds.size() && last - first < static_cast<std::size_t>(batch) &&
+           rounds[last].digit == rounds[first].digit)
+      ++last;
+    for (; digit < rounds[first].digit; ++digit) place *= radix;
+    t.begin_phase();
+    for (std::size_t r = first; r < last; ++r) {
+      const TunaRound& round = rounds[r];
+      for (int me = 0; me < t.followed(); ++me) {
+        const int base = me / group * group, g = me % group;
+        const int to = base + mod(g + round.distance, group);
+        t.send(me, to, block(me, to));
+        if (round.forwarded.empty()) continue;
+        double bytes = 8.0 * (round.forwarded.size() + 1);
+        for (int d : round.forwarded) {
+          const int source = mod(g - static_cast<int>(d % place), group);
+          bytes += block(base + source, base + mod(source + d, group));
+        }
+        t.send(me, to, bytes);
+      }
+    }
+    t.end_phase();
+    first = last;
+  }
+}
+
+// Phase 1: TuNA inside every node on aggregated blocks (local rank g sends local rank h
+// all its blocks for ranks {k*Q + h}). Phase 2: node pairs in batches of block_count, the Q
+// blocks of a pair in one message (coalesced) or Q (staggered).
+void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
+  const int nodes = t.size() / q;
+  const Workload& w = t.workload();
+  auto aggregated = [&](int from, int to) {
+    double bytes = 0;
+    for (int k = 0; k < nodes; ++k) bytes += w.block(from, k * q + to % q);
+    return bytes;
+  };
+  const int radix = tuna_radix(p.at("radix"), q);
+  if (q > 1) tuna_phases(t, q, radix, tuna_batch(p.at("batch"), radix), aggregated);
+  const int batch = static_cast<int>(std::max<std::int64_t>(1, p.at("block_count")));
+  for (int first = 1; first < nodes; first += batch) {
+    t.begin_phase();
+    for (int me = 0; me < t.followed(); ++me)
+      for (int i = first; i < std::min(nodes, first + batch); ++i) {
+        const int to = mod(me / q + i, nodes) * q + me % q;
+        double total = 0;
+        for (int s = 0; s < q; ++s) {
+          const double b = w.block(me / q * q + s, to);
+          if (coalesced)
+            total += b;
+          else
+            t.send(me, to, b);
+        }
+        if (coalesced) t.send(me, to, total);
+      }
+    t.end_phase();
+  }
+}
+
+}  // namespace
+
+Machine Machine::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(A2AV_ERR_ARG, "machine file {}: cannot be read", path);
+  try {
+    const auto j = nlohmann::json::parse(in);
+    Machine m;
+    m.name = j.at("name").get<std::string>();
+    m.source = j.value("source", "");
+    m.intra = {j.at("intra").at("alpha_s").get<double>(),
+               j.at("intra").at("beta_s_per_byte").get<double>()};
+    m.inter = {j.at("inter").at("alpha_s").get<double>(),
+               j.at("inter").at("beta_s_per_byte").get<double>()};
+    m.phase_overhead = j.at("phase_overhead_s").get<double>();
+    m.call_overhead = j.at("call_overhead_s").get<double>();
+    m.ranks_per_node = j.at("ranks_per_node").get<int>();
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    fail(A2AV_ERR_ARG, "machine file {}: {}", path, e.what());
+  }
+}
+
+Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
+  const std::string_view name = spec.algorithm->name;
+  const Params& p = spec.params;
+  const int n = w.size;
+  int q = m.ranks_per_node;
+  if (p.count("ranks_per_node") && p.at("ranks_per_node") > 0)
+    q = static_cast<int>(p.at("ranks_per_node"));
+  Timeline t(w, m, q);
+  if (n == 1) return t.result();
+  if (name == "auto") fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not auto");
+  if (name == "vendor" || name == "linear" || name == "spread_out") {
+    linear_phases(t, n);
+  } else if (name == "scattered") {
+    linear_phases(t, static_cast<int>(std::min<std::int64_t>(p.at("block_count"), n)));
+  } else if (name == "pairwise") {
+    linear_phases(t, 1);
+  } else {
+    const int group =
+        name == "tuna" ? 0 : hierarchical_node_size(p.at("ranks_per_node"), n, q, true);
+    if (group == 0) {
+      const int radix = tuna_radix(p.at("radix"), n);
+      tuna_phases(t, n, radix, tuna_batch(p.at("batch"), radix),
+                  [&](int s, int d) { return w.block(s, d); });
+    } else {
+      hierarchical_phases(t, p, group, name == "tuna_coalesced");
+    }
+  }
+  return t.result();
+}
+
+}  // namespace a2av

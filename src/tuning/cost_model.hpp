@@ -1,0 +1,57 @@
+// The cost model: predicts each algorithm's time from the block sizes under an alpha-beta
+// model with separate intra-node and inter-node links, a cost per dependent phase and a
+// fixed cost per call. Rounds, messages and bytes per rank per round are counted as the
+// implementation sends them (TuNA from the same round schedule, with its size headers).
+//
+// A phase is a set of messages in flight together; a rank's time in a phase is the sum of
+// alpha + beta * bytes over the messages it sends (one injection port); the phase takes
+// as long as its slowest rank, plus the per-phase cost; phases add up.
+#pragma once
+
+#include "alltoallv/registry.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace a2av {
+
+struct LinkCost {
+  double alpha = 0;  // seconds per message
+  double beta = 0;   // seconds per byte
+};
+
+struct Machine {
+  std::string name;
+  std::string source;  // where the figures come from
+  LinkCost intra, inter;
+  double phase_overhead = 0;  // seconds per dependent phase (synchronisation)
+  double call_overhead = 0;   // seconds per call (argument checks, agreement)
+  int ranks_per_node = 1;
+
+  static Machine load(const std::string& path);  // JSON; throws a2av::Error
+};
+
+// Block sizes: an exact P x P matrix (row i: what rank i sends), or, for P too large for
+// one, every block of the mean size (the expected cost of i.i.d. block sizes).
+struct Workload {
+  int size = 1;
+  const std::vector<std::vector<std::int64_t>>* matrix = nullptr;
+  double mean_block = 0;
+
+  double block(int source, int dest) const {
+    return matrix ? static_cast<double>((*matrix)[source][dest]) : mean_block;
+  }
+};
+
+struct Prediction {
+  double seconds = 0;
+  int phases = 0;             // dependent phases
+  std::int64_t messages = 0;  // messages the busiest rank sends, all phases
+  double bytes = 0;           // bytes the busiest rank sends, all phases
+};
+
+// Throws a2av::Error for "auto" (predict the algorithms it chooses from instead).
+Prediction predict(const Spec& spec, const Workload& workload, const Machine& machine);
+
+}  // namespace a2av

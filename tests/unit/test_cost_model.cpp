@@ -1,0 +1,80 @@
+// The cost model counts phases, messages and bytes as the implementation sends them.
+#include "tuning/cost_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace a2av {
+namespace {
+
+Machine unit_latency() {
+  Machine m;
+  m.intra = m.inter = {1.0, 0.0};
+  m.ranks_per_node = 64;
+  return m;
+}
+
+Prediction run(const char* spec, int size, double block, const Machine& m = unit_latency()) {
+  std::vector<std::vector<std::int64_t>> matrix(size, std::vector<std::int64_t>(size, block));
+  return predict(parse_spec(spec), Workload{size, &matrix, 0}, m);
+}
+
+TEST(CostModel, LinearAlgorithms) {
+  const Prediction spread = run("spread_out", 4, 10);
+  EXPECT_EQ(spread.phases, 1);
+  EXPECT_EQ(spread.messages, 3);
+  EXPECT_DOUBLE_EQ(spread.seconds, 3);
+  EXPECT_DOUBLE_EQ(spread.bytes, 30);
+  const Prediction pairwise = run("pairwise", 4, 10);
+  EXPECT_EQ(pairwise.phases, 3);
+  EXPECT_DOUBLE_EQ(pairwise.seconds, 3);
+  EXPECT_EQ(run("scattered:block_count=2", 5, 10).phases, 2);
+  EXPECT_EQ(run("spread_out", 4, 0).messages, 0) << "empty blocks are not sent";
+}
+
+TEST(CostModel, TunaRoundsAndHeaders) {
+  // P = 4, radix 2: both rounds send their direct block and one forwarded message with
+  // distance 3 (binary 11 moves in both), a header of 2 sizes before it.
+  Machine bytes_only;
+  bytes_only.intra = bytes_only.inter = {0.0, 1.0};
+  bytes_only.ranks_per_node = 4;
+  const Prediction p = run("tuna:radix=2", 4, 10, bytes_only);
+  EXPECT_EQ(p.phases, 2);
+  EXPECT_EQ(p.messages, 4);
+  EXPECT_DOUBLE_EQ(p.bytes, 2 * (10 + (16 + 10)));
+  EXPECT_DOUBLE_EQ(p.seconds, p.bytes);
+  // radix = P: one phase of direct messages, like spread_out.
+  EXPECT_EQ(run("tuna:radix=8", 8, 10).phases, 1);
+  EXPECT_EQ(run("tuna:radix=8", 8, 10).messages, 7);
+}
+
+TEST(CostModel, HierarchicalPhases) {
+  Machine m = unit_latency();
+  m.ranks_per_node = 2;
+  const Prediction coalesced = run("tuna_coalesced", 4, 10, m);
+  EXPECT_EQ(coalesced.phases, 2);
+  EXPECT_DOUBLE_EQ(coalesced.seconds, 2);
+  const Prediction staggered = run("tuna_staggered", 4, 10, m);
+  EXPECT_DOUBLE_EQ(staggered.seconds, 3);
+  m.inter = {5.0, 0.0};  // the inter-node message costs more
+  EXPECT_DOUBLE_EQ(run("tuna_coalesced", 4, 10, m).seconds, 6);
+}
+
+TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
+  for (const char* spec : {"spread_out", "tuna:radix=3", "tuna_coalesced:ranks_per_node=4"}) {
+    const Prediction exact = run(spec, 16, 100);
+    const Prediction mean = predict(parse_spec(spec), Workload{16, nullptr, 100}, unit_latency());
+    EXPECT_DOUBLE_EQ(exact.seconds, mean.seconds) << spec;
+  }
+}
+
+TEST(CostModel, SixteenThousandRanksInSeconds) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const char* spec : {"tuna:radix=2", "tuna:radix=128", "tuna:radix=16384", "spread_out"})
+    EXPECT_GT(predict(parse_spec(spec), Workload{16384, nullptr, 8192}, unit_latency()).seconds, 0);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+}
+
+}  // namespace
+}  // namespace a2av
