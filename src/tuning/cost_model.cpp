@@ -48,8 +48,12 @@ class Timeline {
     ++phases_;
   }
 
+  // Adds the call's fixed cost and its agreement allreduce: ceil(log2 P) latencies.
   Prediction result() const {
-    Prediction p{seconds_ + m_.call_overhead, phases_, 0, 0};
+    int steps = 0;
+    while ((1 << steps) < w_.size) ++steps;
+    const double latency = w_.size <= q_ ? m_.intra.alpha : m_.inter.alpha;
+    Prediction p{seconds_ + m_.call_overhead + steps * latency, phases_, 0, 0};
     p.messages = *std::max_element(messages_.begin(), messages_.end());
     p.bytes = *std::max_element(bytes_.begin(), bytes_.end());
     return p;

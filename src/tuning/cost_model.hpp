@@ -5,7 +5,8 @@
 //
 // A phase is a set of messages in flight together; a rank's time in a phase is the sum of
 // alpha + beta * bytes over the messages it sends (one injection port); the phase takes
-// as long as its slowest rank, plus the per-phase cost; phases add up.
+// as long as its slowest rank, plus the per-phase cost; phases add up. Every call also pays
+// its fixed cost and the agreement allreduce, modelled as ceil(log2 P) latencies.
 #pragma once
 
 #include "alltoallv/registry.hpp"

@@ -15,9 +15,19 @@ Machine unit_latency() {
   return m;
 }
 
+// Without the agreement allreduce's ceil(log2 P) latencies, to count the algorithm alone.
 Prediction run(const char* spec, int size, double block, const Machine& m = unit_latency()) {
   std::vector<std::vector<std::int64_t>> matrix(size, std::vector<std::int64_t>(size, block));
-  return predict(parse_spec(spec), Workload{size, &matrix, 0}, m);
+  Prediction p = predict(parse_spec(spec), Workload{size, &matrix, 0}, m);
+  int steps = 0;
+  while ((1 << steps) < size) ++steps;
+  p.seconds -= steps * (size <= m.ranks_per_node ? m.intra.alpha : m.inter.alpha);
+  return p;
+}
+
+TEST(CostModel, AgreementAllreduce) {
+  std::vector<std::vector<std::int64_t>> none(8, std::vector<std::int64_t>(8, 0));
+  EXPECT_DOUBLE_EQ(predict(parse_spec("linear"), Workload{8, &none, 0}, unit_latency()).seconds, 3);
 }
 
 TEST(CostModel, LinearAlgorithms) {
@@ -63,7 +73,8 @@ TEST(CostModel, HierarchicalPhases) {
 
 TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
   for (const char* spec : {"spread_out", "tuna:radix=3", "tuna_coalesced:ranks_per_node=4"}) {
-    const Prediction exact = run(spec, 16, 100);
+    std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
+    const Prediction exact = predict(parse_spec(spec), Workload{16, &matrix, 0}, unit_latency());
     const Prediction mean = predict(parse_spec(spec), Workload{16, nullptr, 100}, unit_latency());
     EXPECT_DOUBLE_EQ(exact.seconds, mean.seconds) << spec;
   }
