@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The main job: installs dependencies, builds compare_algorithms (Release) in build-bench/, then
-# validates and times every algorithm against MPI_Alltoallv on A2AV_RANKS ranks (default 4)
-# at max block sizes 16, 1024 and 16384 bytes. Prints the tables and writes
-# build-bench/compare.json. Extra arguments go to compare_algorithms (e.g. --iterations 200).
+# The main job: installs dependencies, builds the a2av command (Release) in build-bench/, then
+# runs `a2av bench`'s default sweep on A2AV_RANKS ranks (default 4): every algorithm, uniform
+# pattern, message sizes 16 B to 16 KiB, each validated against MPI_Alltoallv and then timed.
+# Prints the table, writes build-bench/bench.json and plots time against message size in
+# build-bench/bench.png. Extra arguments go to a2av bench (e.g. --iterations 1000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release
-cmake --build build-bench -j2 --target compare_algorithms
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DA2AV_BUILD_TESTS=OFF \
+  -DA2AV_BUILD_EXAMPLES=OFF
+cmake --build build-bench -j2 --target a2av_tool
 
 # Launch with the mpiexec of the MPI that CMake built against.
 mpiexec=$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' build-bench/CMakeCache.txt)
@@ -17,6 +19,11 @@ if "${launch[0]}" --version 2>&1 | grep -q 'Open MPI\|OpenRTE'; then
   launch+=(--oversubscribe)  # more ranks than cores is the normal case on small machines
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-"${launch[@]}" build-bench/examples/compare_algorithms --sizes 16,1024,16384 \
-  --json build-bench/compare.json "$@"
+"${launch[@]}" build-bench/tools/a2av/a2av bench --json build-bench/bench.json "$@"
+
+# Debian's python3-matplotlib belongs to /usr/bin/python3, which a python3 found earlier in
+# PATH (pyenv, a virtual environment) may lack.
+python=python3
+"$python" -c 'import matplotlib' 2>/dev/null || python=/usr/bin/python3
+"$python" tools/plot.py size build-bench/bench.json -o build-bench/bench.png
 echo "bench.sh: total wall time ${SECONDS}s"

@@ -1,0 +1,74 @@
+#include "cli.hpp"
+
+#include "datatype.hpp"
+#include "patterns.hpp"
+
+#include <fmt/core.h>
+
+#include <climits>
+#include <cstdint>
+
+namespace a2av::bench {
+namespace {
+
+std::string pattern_description() {
+  std::string text = "count pattern; S is the message size of each sweep point (default uniform):";
+  for (const auto& line : pattern_help()) text += "\n  " + line;
+  return text;
+}
+
+void add_sweep_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--algorithms", o.algorithms,
+                 "comma-separated specs (tuna:radix=4,batch=1,spread_out) or 'all' "
+                 "(default); the MPI_Alltoallv baseline always runs");
+  cmd.add_option("--radix", o.radices,
+                 "repeat every tuna-family spec (plain tuna if none) over these radices: "
+                 "integers, sqrtP (ceil(sqrt(P))), P")
+      ->delimiter(',');
+  cmd.add_option("--block-count", o.block_counts,
+                 "repeat every scattered and hierarchical spec (plain scattered if none) over "
+                 "these block counts")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{INT_MAX}));
+  cmd.add_option("-m,--message-size", o.message_sizes,
+                 "[min:]max bytes; powers of two times min up to max (default 16:16384)");
+  cmd.add_option("-i,--iterations", o.iterations, "timed iterations per size (default 100)")
+      ->check(CLI::Range(1, INT_MAX));
+  cmd.add_option("-x,--warmup", o.warmup, "discarded warm-up iterations (default 10)")
+      ->check(CLI::Range(0, INT_MAX));
+}
+
+void add_data_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--pattern", o.pattern, pattern_description());
+  cmd.add_option("--seed", o.seed, "seed of the count matrix (default 1)");
+  cmd.add_option("--datatype", o.datatype,
+                 fmt::format("element type: {} (default char); counts = bytes / element size, "
+                             "rounded down",
+                             datatype_names()));
+  cmd.add_flag("--validate,!--no-validate", o.validate,
+               "check every algorithm byte for byte against MPI_Alltoallv before timing "
+               "(default on)");
+}
+
+void add_output_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--format", o.format, "table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd.add_option("-o,--output", o.output, "write the --format output here (default stdout)");
+  cmd.add_option("--json", o.json, "also write the results as JSON to this file");
+  cmd.add_flag("--progress", o.progress,
+               "show a progress line on stderr even when it is no terminal (under mpiexec "
+               "the ranks' stderr is a pipe)");
+}
+
+}  // namespace
+
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "validate and time alltoallv algorithms against MPI_Alltoallv (run under mpiexec)");
+  add_sweep_options(*cmd, options);
+  add_data_options(*cmd, options);
+  add_output_options(*cmd, options);
+  return cmd;
+}
+
+}  // namespace a2av::bench

@@ -1,0 +1,20 @@
+// One algorithm being measured at one sweep point.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace a2av::bench {
+
+struct Entry {
+  std::string requested;         // the spec as listed; empty for the MPI_Alltoallv baseline
+  std::string algorithm;         // the spec that ran (A2AV_Last_algorithm), "MPI_Alltoallv"
+  std::int64_t peak_bytes = 0;   // temporary bytes, max over ranks
+  std::int64_t bound_bytes = 0;  // a2av::temp_memory_bound of `algorithm`, max over ranks
+  std::vector<double> seconds;   // per timed iteration, max over ranks
+
+  bool baseline() const { return requested.empty(); }
+};
+
+}  // namespace a2av::bench

@@ -1,0 +1,56 @@
+// a2av: the command-line tool of the a2av library; an MPI program, run it under mpiexec.
+//
+//   mpiexec -n 4 a2av bench --algorithms all -m 16:16384 --json bench.json
+//
+// Every rank parses the same arguments and so fails alike on bad ones; rank 0 prints.
+// Exit status: 0 done, 1 a result failed validation or could not be written, 2 bad arguments.
+#include "bench_command.hpp"
+#include "cli.hpp"
+#include "validate.hpp"
+
+#include <fmt/core.h>
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace {
+
+constexpr int kUsageError = 2;
+
+std::string command_line(int argc, char** argv) {
+  std::string text = "a2av";
+  for (int i = 1; i < argc; ++i) text += fmt::format(" {}", argv[i]);
+  return text;
+}
+
+int run(int argc, char** argv, int rank) {
+  CLI::App app{"a2av: benchmark the a2av alltoallv algorithms; run under mpiexec", "a2av"};
+  app.require_subcommand(1);
+  a2av::bench::BenchOptions bench;
+  const CLI::App* bench_command = a2av::bench::add_bench_command(app, bench);
+  try {
+    app.parse(argc, argv);
+    if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
+  } catch (const CLI::ParseError& e) {
+    const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
+    return rc == 0 ? 0 : kUsageError;
+  } catch (const a2av::bench::ValidationFailure&) {
+    return 1;  // the ranks that saw it have said why
+  } catch (const std::invalid_argument& e) {
+    if (rank == 0) fmt::print(stderr, "a2av bench: error: {}\n", e.what());
+    return kUsageError;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int rc = run(argc, argv, rank);
+  MPI_Finalize();
+  return rc;
+}

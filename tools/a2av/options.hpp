@@ -1,0 +1,28 @@
+// The settings of `a2av bench`, as given on the command line (defaults documented in
+// docs/bench.md); plan.hpp turns them into what to run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace a2av::bench {
+
+struct BenchOptions {
+  std::string algorithms = "all";
+  std::vector<std::string> radices;  // integers, "sqrtP", "P"
+  std::vector<std::int64_t> block_counts;
+  std::string message_sizes = "16:16384";  // [min:]max bytes
+  int iterations = 100;
+  int warmup = 10;
+  std::string pattern = "uniform";
+  std::uint64_t seed = 1;
+  std::string datatype = "char";
+  bool validate = true;
+  std::string format = "table";  // table, csv or json
+  std::string output;            // empty: standard output
+  std::string json;              // a JSON copy of the results, besides --format
+  bool progress = false;         // show the progress line even when stderr is no terminal
+};
+
+}  // namespace a2av::bench

@@ -1,0 +1,18 @@
+// Where a run happens: rank, size, node layout and MPI library, for the report.
+#pragma once
+
+#include <string>
+
+namespace a2av::bench {
+
+struct World {
+  int rank = 0;
+  int size = 0;
+  int ranks_per_node = 0;   // size of this rank's MPI_COMM_TYPE_SHARED group
+  std::string mpi_library;  // first line of MPI_Get_library_version
+};
+
+// Collective over MPI_COMM_WORLD.
+World find_world();
+
+}  // namespace a2av::bench
