@@ -19,6 +19,9 @@ class Timeline {
       : w_(w),
         m_(m),
         q_(std::max(1, ranks_per_node)),
+        sharing_(m.cores_per_node > 0 ? std::max(1.0, static_cast<double>(std::min(q_, w.size)) /
+                                                          m.cores_per_node)
+                                      : 1.0),
         followed_(w.matrix ? w.size : 1),
         cost_(followed_, 0),
         messages_(followed_, 0),
@@ -31,8 +34,9 @@ class Timeline {
   // Rank `from` sends `bytes` to rank `to` in the current phase (empty messages are not sent).
   void send(int from, int to, double bytes) {
     if (bytes <= 0 || from == to) return;
-    const LinkCost& link = from / q_ == to / q_ ? m_.intra : m_.inter;
-    const double c = link.alpha + link.beta * bytes;
+    const bool intra = from / q_ == to / q_;
+    const LinkCost& link = intra ? m_.intra : m_.inter;
+    const double c = (link.alpha + link.beta * bytes) * (intra ? sharing_ : 1.0);
     cost_[from] += c;
     phase_max_ = std::max(phase_max_, cost_[from] - phase_start_[from]);
     ++messages_[from];
@@ -44,7 +48,7 @@ class Timeline {
     phase_max_ = 0;
   }
   void end_phase() {
-    seconds_ += phase_max_ + m_.phase_overhead;
+    seconds_ += phase_max_ + m_.phase_overhead * sharing_;
     ++phases_;
   }
 
@@ -52,7 +56,7 @@ class Timeline {
   Prediction result() const {
     int steps = 0;
     while ((1 << steps) < w_.size) ++steps;
-    const double latency = w_.size <= q_ ? m_.intra.alpha : m_.inter.alpha;
+    const double latency = w_.size <= q_ ? m_.intra.alpha * sharing_ : m_.inter.alpha;
     Prediction p{seconds_ + m_.call_overhead + steps * latency, phases_, 0, 0};
     p.messages = *std::max_element(messages_.begin(), messages_.end());
     p.bytes = *std::max_element(bytes_.begin(), bytes_.end());
@@ -63,6 +67,7 @@ class Timeline {
   const Workload& w_;
   const Machine& m_;
   int q_;
+  double sharing_;  // ranks per core on a node, at least 1
   int followed_;
   std::vector<double> cost_, phase_start_;
   std::vector<std::int64_t> messages_;
@@ -175,6 +180,7 @@ Machine Machine::load(const std::string& path) {
     m.phase_overhead = j.at("phase_overhead_s").get<double>();
     m.call_overhead = j.at("call_overhead_s").get<double>();
     m.ranks_per_node = j.at("ranks_per_node").get<int>();
+    m.cores_per_node = j.value("cores_per_node", 0);
     return m;
   } catch (const nlohmann::json::exception& e) {
     fail(A2AV_ERR_ARG, "machine file {}: {}", path, e.what());

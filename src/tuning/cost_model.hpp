@@ -29,6 +29,9 @@ struct Machine {
   double phase_overhead = 0;  // seconds per dependent phase (synchronisation)
   double call_overhead = 0;   // seconds per call (argument checks, agreement)
   int ranks_per_node = 1;
+  // When more ranks than this share a node they time-share its cores, and everything done
+  // on the node (intra-node messages, phases) slows by ranks/cores. 0: not limited.
+  int cores_per_node = 0;
 
   static Machine load(const std::string& path);  // JSON; throws a2av::Error
 };

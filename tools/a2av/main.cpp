@@ -6,7 +6,10 @@
 // Exit status: 0 done, 1 a result failed validation or could not be written, 2 bad arguments.
 #include "bench_command.hpp"
 #include "cli.hpp"
+#include "model_command.hpp"
 #include "validate.hpp"
+
+#include <a2av/error.hpp>
 
 #include <fmt/core.h>
 #include <mpi.h>
@@ -29,16 +32,24 @@ int run(int argc, char** argv, int rank) {
   app.require_subcommand(1);
   a2av::bench::BenchOptions bench;
   const CLI::App* bench_command = a2av::bench::add_bench_command(app, bench);
+  a2av::bench::ModelOptions model;
+  const CLI::App* model_command = a2av::bench::add_model_command(app, model);
   try {
     app.parse(argc, argv);
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
+    if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;
   } catch (const CLI::ParseError& e) {
     const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
     return rc == 0 ? 0 : kUsageError;
   } catch (const a2av::bench::ValidationFailure&) {
     return 1;  // the ranks that saw it have said why
   } catch (const std::invalid_argument& e) {
-    if (rank == 0) fmt::print(stderr, "a2av bench: error: {}\n", e.what());
+    if (rank == 0)
+      fmt::print(stderr, "a2av {}: error: {}\n", app.get_subcommands().front()->get_name(),
+                 e.what());
+    return kUsageError;
+  } catch (const a2av::Error& e) {
+    if (rank == 0) fmt::print(stderr, "a2av: error: {}\n", e.what());
     return kUsageError;
   }
   return 0;

@@ -1,0 +1,260 @@
+#include "model_command.hpp"
+
+#include "patterns.hpp"
+#include "plan.hpp"
+#include "specs.hpp"
+#include "tuning/cost_model.hpp"
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+namespace a2av::bench {
+namespace {
+
+// Exact matrices up to this P; beyond it every block has the pattern's mean size, taken
+// from a matrix of this many ranks (the expected cost of i.i.d. sizes).
+constexpr int kExactUpTo = 1024;
+
+struct ModelWorkload {
+  int size;
+  CountMatrix matrix;
+  double mean_block = 0;
+
+  Workload view() const { return {size, size <= kExactUpTo ? &matrix : nullptr, mean_block}; }
+};
+
+ModelWorkload make_workload(const PatternSpec& pattern, int size, std::int64_t bytes,
+                            std::uint64_t seed) {
+  ModelWorkload m{size, make_counts(pattern, std::min(size, kExactUpTo), bytes, seed)};
+  double total = 0;
+  for (const auto& row : m.matrix)
+    for (auto b : row) total += static_cast<double>(b);
+  m.mean_block = total / (static_cast<double>(m.matrix.size()) * m.matrix.size());
+  return m;
+}
+
+int radix_of(const std::string& spec) {
+  const auto at = spec.find("radix=");
+  return at == std::string::npos ? 0 : std::stoi(spec.substr(at + 6));
+}
+
+int predict_table(const ModelOptions& o) {
+  const Machine machine = Machine::load(o.machine);
+  const PatternSpec pattern = parse_pattern(o.pattern);
+  fmt::print("# a2av model: machine {} ({}), pattern {}, seed {}\n", machine.name, o.machine,
+             o.pattern, o.seed);
+  fmt::print("{:>6} {:>7} {:<34} {:>12} {:>7} {:>9}\n", "P", "S", "spec", "predicted_us", "phases",
+             "messages");
+  std::vector<std::string> best_lines;
+  for (int size : o.ranks) {
+    std::vector<int> radices;
+    for (const auto& r : o.radices) radices.push_back(radix_value(r, size));
+    const auto specs = expand_specs(o.algorithms, radices, {}, size, machine.ranks_per_node);
+    for (std::int64_t bytes : message_sizes(o.message_sizes)) {
+      const ModelWorkload w = make_workload(pattern, size, bytes, o.seed);
+      std::pair<double, std::string> best{INFINITY, ""};
+      for (const auto& spec : specs) {
+        const Prediction p = predict(parse_spec(spec), w.view(), machine);
+        fmt::print("{:>6} {:>7} {:<34} {:>12.2f} {:>7} {:>9}\n", size, bytes, spec, p.seconds * 1e6,
+                   p.phases, p.messages);
+        if (radix_of(spec) > 0) best = std::min(best, {p.seconds, spec});
+      }
+      if (!best.second.empty())
+        best_lines.push_back(fmt::format("{:>6} {:>7} {:>10} {:>12.2f}", size, bytes,
+                                         std::min(radix_of(best.second), size), best.first * 1e6));
+    }
+  }
+  fmt::print("\n# best TuNA radix per point\n{:>6} {:>7} {:>10} {:>12}\n", "P", "S", "radix",
+             "predicted_us");
+  for (const auto& line : best_lines) fmt::print("{}\n", line);
+  return 0;
+}
+
+// One measured point of a bench JSON file (fixed algorithms only).
+struct Measured {
+  std::string spec;
+  int size, ranks_per_node;
+  std::int64_t bytes;
+  std::string pattern;
+  std::uint64_t seed;
+  double seconds;
+};
+
+std::vector<Measured> read_points(const std::vector<std::string>& files) {
+  std::vector<Measured> points;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    if (!in) throw std::invalid_argument(fmt::format("cannot read {}", file));
+    const auto doc = nlohmann::json::parse(in);
+    for (const auto& r : doc.at("results")) {
+      const std::string spec = r.at("algorithm");
+      if (spec == "MPI_Alltoallv" || r.at("requested") == "auto") continue;
+      points.push_back({spec, r.at("ranks"), r.at("ranks_per_node"),
+                        r.at("size").get<std::int64_t>() / r.at("datatype_bytes").get<int>() *
+                            r.at("datatype_bytes").get<int>(),
+                        r.at("pattern"), r.at("seed"), r.at("median_s")});
+    }
+  }
+  return points;
+}
+
+Prediction predict_point(const Measured& m, Machine machine) {
+  machine.ranks_per_node = m.ranks_per_node;
+  const ModelWorkload w = make_workload(parse_pattern(m.pattern), m.size, m.bytes, m.seed);
+  return predict(parse_spec(m.spec), w.view(), machine);
+}
+
+int compare(const ModelOptions& o) {
+  const Machine machine = Machine::load(o.machine);
+  std::vector<double> errors;
+  fmt::print("{:>4} {:>7} {:<34} {:>12} {:>12} {:>8}\n", "P", "S", "spec", "measured_us",
+             "predicted_us", "rel_err");
+  for (const auto& m : read_points(o.compare)) {
+    const double predicted = predict_point(m, machine).seconds;
+    errors.push_back((predicted - m.seconds) / m.seconds);
+    fmt::print("{:>4} {:>7} {:<34} {:>12.2f} {:>12.2f} {:>+8.2f}\n", m.size, m.bytes, m.spec,
+               m.seconds * 1e6, predicted * 1e6, errors.back());
+  }
+  if (errors.empty()) return 0;
+  std::vector<double> magnitude;
+  for (double e : errors) magnitude.push_back(std::abs(e));
+  std::sort(magnitude.begin(), magnitude.end());
+  fmt::print("# {} points: median |relative error| {:.2f}, 90th percentile {:.2f}\n",
+             magnitude.size(), magnitude[magnitude.size() / 2],
+             magnitude[magnitude.size() * 9 / 10]);
+  return 0;
+}
+
+// Minimises sum (row . x - 1)^2 over the active parameters (normal equations,
+// Gauss-Jordan with partial pivoting); inactive parameters are 0.
+std::array<double, 4> solve_least_squares(const std::vector<std::array<double, 4>>& rows,
+                                          const std::array<bool, 4>& active) {
+  std::array<std::array<double, 5>, 4> a{};  // augmented normal equations
+  for (const auto& r : rows)
+    for (int i = 0; i < 4; ++i) {
+      if (!active[i]) continue;
+      for (int j = 0; j < 4; ++j) a[i][j] += active[j] ? r[i] * r[j] : 0;
+      a[i][4] += r[i];
+    }
+  for (int i = 0; i < 4; ++i)
+    if (!active[i]) a[i][i] = 1;
+  for (int c = 0; c < 4; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < 4; ++r)
+      if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
+    std::swap(a[c], a[pivot]);
+    if (a[c][c] == 0) continue;
+    for (int r = 0; r < 4; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (int k = c; k < 5; ++k) a[r][k] -= f * a[c][k];
+    }
+  }
+  std::array<double, 4> x{};
+  for (int i = 0; i < 4; ++i) x[i] = active[i] && a[i][i] != 0 ? a[i][4] / a[i][i] : 0;
+  return x;
+}
+
+// time = alpha*A + beta*B + phase_overhead*phases + call_overhead, with A and B the model's
+// latency and byte terms; least squares on relative error, refitting without any parameter
+// that comes out negative.
+std::array<double, 4> fit_parameters(const std::vector<Measured>& points, int cores) {
+  std::vector<std::array<double, 4>> rows;
+  Machine unit;
+  unit.ranks_per_node = 1 << 30;
+  unit.cores_per_node = cores;
+  for (const auto& m : points) {
+    unit.intra = unit.inter = {1, 0};
+    const Prediction latency = predict_point(m, unit);
+    unit.intra = unit.inter = {0, 1};
+    const double bytes = predict_point(m, unit).seconds;
+    unit.intra = unit.inter = {0, 0};
+    unit.phase_overhead = 1;  // phases, each slowed by time-sharing like everything else
+    const double phases = predict_point(m, unit).seconds;
+    unit.phase_overhead = 0;
+    rows.push_back({latency.seconds / m.seconds, bytes / m.seconds, phases / m.seconds,
+                    1 / m.seconds});
+  }
+  // Columns scaled to unit RMS: the features differ by many orders of magnitude.
+  std::array<double, 4> scale{};
+  for (const auto& r : rows)
+    for (int i = 0; i < 4; ++i) scale[i] += r[i] * r[i];
+  for (double& v : scale) v = v > 0 ? std::sqrt(v / rows.size()) : 1;
+  for (auto& r : rows)
+    for (int i = 0; i < 4; ++i) r[i] /= scale[i];
+  std::array<bool, 4> active{true, true, true, true};
+  std::array<double, 4> x{};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    x = solve_least_squares(rows, active);
+    bool negative = false;
+    for (int i = 0; i < 4; ++i)
+      if (x[i] < 0) {
+        active[i] = false;
+        negative = true;
+      }
+    if (!negative) break;
+  }
+  for (int i = 0; i < 4; ++i) x[i] = std::max(0.0, x[i]) / scale[i];
+  return x;
+}
+
+int fit(const ModelOptions& o) {
+  const auto points = read_points(o.fit);
+  if (points.empty()) throw std::invalid_argument("no fixed-algorithm points to fit");
+  const auto x = fit_parameters(points, o.cores);
+  int ranks_per_node = 1;
+  for (const auto& m : points) ranks_per_node = std::max(ranks_per_node, m.ranks_per_node);
+  const nlohmann::json machine = {
+      {"name", o.name},
+      {"source", fmt::format("fitted by a2av model --fit to {} points", points.size())},
+      {"intra", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
+      {"inter", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
+      {"phase_overhead_s", x[2]},
+      {"call_overhead_s", x[3]},
+      {"ranks_per_node", ranks_per_node},
+      {"cores_per_node", o.cores}};
+  std::ofstream out(o.output);
+  if (!out) throw std::invalid_argument(fmt::format("cannot write {}", o.output));
+  out << machine.dump(2) << "\n";
+  fmt::print("{}\n", machine.dump(2));
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_model_command(CLI::App& app, ModelOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "model", "predict algorithm times with the alpha-beta cost model (no communication)");
+  cmd->add_option("--machine", o.machine, "machine file (tools/machines/*.json)");
+  cmd->add_option("-P,--ranks", o.ranks, "rank counts (default 2048,4096,8192,16384)")
+      ->delimiter(',');
+  cmd->add_option("-m,--message-size", o.message_sizes, "[min:]max bytes (default 16:16384)");
+  cmd->add_option("--algorithms", o.algorithms, "specs, as for bench (default tuna)");
+  cmd->add_option("--radix", o.radices, "radix sweep, as for bench")->delimiter(',');
+  cmd->add_option("--pattern", o.pattern, "count pattern (default uniform)");
+  cmd->add_option("--seed", o.seed, "pattern seed (default 1)");
+  cmd->add_option("--compare", o.compare, "bench JSON files: predicted against measured")
+      ->delimiter(',');
+  cmd->add_option("--fit", o.fit, "bench JSON files to fit a machine file to")->delimiter(',');
+  cmd->add_option("-o,--output", o.output, "where --fit writes the machine file");
+  cmd->add_option("--name", o.name, "name of the fitted machine");
+  cmd->add_option("--cores", o.cores, "cores per node of the fitted machine (0: not limited)");
+  return cmd;
+}
+
+int run_model(const ModelOptions& o) {
+  if (!o.fit.empty()) {
+    if (o.output.empty()) throw std::invalid_argument("--fit needs -o/--output");
+    return fit(o);
+  }
+  if (o.machine.empty()) throw std::invalid_argument("--machine is required");
+  return o.compare.empty() ? predict_table(o) : compare(o);
+}
+
+}  // namespace a2av::bench
