@@ -5,34 +5,62 @@
 // against bytes.
 #include "tuning/selector.hpp"
 
+#include "alltoallv/registry.hpp"
 #include "core/check.hpp"
+#include "tuning/cost_model.hpp"
 #include "tuning/table.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 namespace a2av {
 namespace {
 
-struct LoadedTable {
-  std::optional<TuningTable> table;
+// A file named by an environment variable, loaded once; its error kept to report on
+// every call.
+template <class T>
+struct Loaded {
+  std::optional<T> value;
   std::optional<Error> error;
 };
 
-const LoadedTable& loaded_table() {
-  static const LoadedTable loaded = [] {
-    LoadedTable result;
-    const char* path = std::getenv("A2AV_TUNING_FILE");
-    if (!path || !*path) return result;
-    try {
-      result.table = TuningTable::load(path);
-    } catch (const Error& e) {
-      result.error = e;
-    }
-    return result;
-  }();
+template <class T>
+Loaded<T> load_from_env(const char* variable) {
+  Loaded<T> result;
+  const char* path = std::getenv(variable);
+  if (!path || !*path) return result;
+  try {
+    result.value = T::load(path);
+  } catch (const Error& e) {
+    result.error = Error(A2AV_ERR_ALGORITHM, fmt::format("{}: {}", variable, e.what()));
+  }
+  return result;
+}
+
+const Loaded<TuningTable>& loaded_table() {
+  static const auto loaded = load_from_env<TuningTable>("A2AV_TUNING_FILE");
   return loaded;
+}
+
+const Loaded<Machine>& loaded_machine() {
+  static const auto loaded = load_from_env<Machine>("A2AV_MACHINE_FILE");
+  return loaded;
+}
+
+// The candidates the cost model compares for P ranks and Q per node.
+std::vector<std::string> model_candidates(int size, int ranks_per_node) {
+  std::vector<std::string> specs = {"spread_out", "scattered:block_count=8", "pairwise"};
+  int root = 2;
+  while (root * root < size) ++root;
+  for (int radix : {2, 4, 8, 16, root, size})
+    if (radix >= 2 && radix <= size) specs.push_back(fmt::format("tuna:radix={}", radix));
+  if (ranks_per_node > 1 && ranks_per_node < size && size % ranks_per_node == 0)
+    for (const char* h : {"tuna_coalesced", "tuna_staggered"}) specs.push_back(h);
+  return specs;
 }
 
 constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic considers TuNA
@@ -49,19 +77,45 @@ Choice heuristic(const ExchangeStats& s) {
 }  // namespace
 
 bool choice_needs_statistics(int size) {
-  return loaded_table().table || loaded_table().error || size >= kLogarithmicFrom;
+  return loaded_table().value || loaded_table().error || loaded_machine().value ||
+         loaded_machine().error || size >= kLogarithmicFrom;
 }
 
 void check_tuning_file() {
   if (loaded_table().error) throw *loaded_table().error;
+  if (loaded_machine().error) throw *loaded_machine().error;
+}
+
+// The model's choice for mean block sizes, cached per (P, Q, power of two of the mean):
+// predictions at P = 16384 take about a millisecond, too much for every call.
+Choice model_choice(const Machine& machine, const ExchangeStats& s) {
+  thread_local std::map<std::tuple<int, int, int>, Choice> cache;
+  const int bucket = s.mean_block < 1 ? -1 : static_cast<int>(std::log2(s.mean_block));
+  const auto key = std::make_tuple(s.size, s.ranks_per_node, bucket);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Machine m = machine;
+  m.ranks_per_node = s.ranks_per_node;
+  const Workload workload{s.size, nullptr, bucket < 0 ? 0.0 : std::exp2(bucket + 0.5)};
+  Choice best{"", ""};
+  double best_time = INFINITY;
+  for (const auto& spec : model_candidates(s.size, s.ranks_per_node)) {
+    const double t = predict(parse_spec(spec), workload, m).seconds;
+    if (t < best_time) {
+      best_time = t;
+      best = {spec,
+              fmt::format("cost model, machine {}: {:.1f} us predicted", machine.name, t * 1e6)};
+    }
+  }
+  return cache[key] = best;
 }
 
 Choice choose_algorithm(const ExchangeStats& stats) {
-  if (const auto& table = loaded_table().table) {
+  if (const auto& table = loaded_table().value) {
     if (const TuningRule* rule = table->match(stats))
       return {rule->algorithm,
               fmt::format("tuning file {}, rule at line {}", table->name(), rule->line)};
   }
+  if (const auto& machine = loaded_machine().value) return model_choice(*machine, stats);
   return heuristic(stats);
 }
 

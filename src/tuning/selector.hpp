@@ -1,5 +1,6 @@
 // What "auto" runs. Authority, first that answers: a tuning table (A2AV_TUNING_FILE), then
-// the built-in heuristic. (An explicit spec and A2AV_ALGORITHM come before auto is reached.)
+// the cost model with a machine file (A2AV_MACHINE_FILE), then the built-in heuristic. (An
+// explicit spec and A2AV_ALGORITHM come before auto is reached.)
 #pragma once
 
 #include "tuning/stats.hpp"
@@ -13,14 +14,21 @@ struct Choice {
   std::string reason;  // for A2AV_VERBOSE
 };
 
-// Loads A2AV_TUNING_FILE once per process; throws its load error (A2AV_ERR_ALGORITHM) on
-// every call if the file is bad, so a broken table is never silently ignored.
+// Loads A2AV_TUNING_FILE and A2AV_MACHINE_FILE once per process; throws a load error
+// (A2AV_ERR_ALGORITHM) on every call if a file is bad, so it is never silently ignored.
 void check_tuning_file();
 
 Choice choose_algorithm(const ExchangeStats& stats);
 
-// Whether the choice for P ranks can depend on block statistics (a tuning table is loaded,
-// or the heuristic looks at block sizes at this P); if not, no allreduce is needed for it.
+struct Machine;
+
+// The cost model's fastest candidate (linear algorithms, TuNA at radices 2, 4, 8, 16,
+// ceil(sqrt P) and P, hierarchical TuNA when nodes divide P) for blocks of the mean size.
+Choice model_choice(const Machine& machine, const ExchangeStats& stats);
+
+// Whether the choice for P ranks can depend on block statistics (a tuning table or machine
+// file is loaded, or the heuristic looks at block sizes at this P); if not, no allreduce is
+// needed for it.
 bool choice_needs_statistics(int size);
 
 }  // namespace a2av

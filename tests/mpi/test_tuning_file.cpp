@@ -1,5 +1,6 @@
-// auto under A2AV_TUNING_FILE (set by ctest): a good table's rule decides what runs, on
-// every rank alike; a broken table fails every auto call on every rank, naming its line.
+// auto under A2AV_TUNING_FILE or A2AV_MACHINE_FILE (set by ctest): a good table's rule
+// decides what runs, on every rank alike; a broken table fails every auto call on every
+// rank, naming its line; a machine file lets the cost model choose, alike on every rank.
 #include "harness.hpp"
 
 #include <cstdlib>
@@ -23,8 +24,25 @@ int run_auto(std::int64_t block) {
                           counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
 }
 
+bool has_table() {
+  return std::getenv("A2AV_TUNING_FILE") != nullptr;
+}
+
+TEST(MachineFile, CostModelDecidesAuto) {
+  if (has_table()) GTEST_SKIP() << "a tuning table answers first";
+  ASSERT_EQ(run_auto(100), A2AV_SUCCESS) << A2AV_Last_error_message();
+  const std::string chosen = A2AV_Last_algorithm();
+  EXPECT_FALSE(chosen.empty());
+  // Every rank ran the same algorithm.
+  const int length = static_cast<int>(chosen.size());
+  int lo = length, hi = length;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lo, hi) << chosen;
+}
+
 TEST(TuningFile, RulesDecideAuto) {
-  if (table_is_broken()) GTEST_SKIP() << "broken table";
+  if (!has_table() || table_is_broken()) GTEST_SKIP() << "no good table";
   ASSERT_EQ(run_auto(100), A2AV_SUCCESS) << A2AV_Last_error_message();
   EXPECT_EQ(std::string(A2AV_Last_algorithm()), "pairwise");
   ASSERT_EQ(run_auto(5000), A2AV_SUCCESS) << A2AV_Last_error_message();
@@ -32,7 +50,7 @@ TEST(TuningFile, RulesDecideAuto) {
 }
 
 TEST(TuningFile, BrokenTableFailsEveryRank) {
-  if (!table_is_broken()) GTEST_SKIP() << "good table";
+  if (!has_table() || !table_is_broken()) GTEST_SKIP() << "no broken table";
   EXPECT_EQ(run_auto(100), A2AV_ERR_ALGORITHM);
   EXPECT_NE(std::string(A2AV_Last_error_message()).find("line 4"), std::string::npos)
       << A2AV_Last_error_message();

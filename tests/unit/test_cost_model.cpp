@@ -1,5 +1,6 @@
 // The cost model counts phases, messages and bytes as the implementation sends them.
 #include "tuning/cost_model.hpp"
+#include "tuning/selector.hpp"
 
 #include <gtest/gtest.h>
 
@@ -85,6 +86,24 @@ TEST(CostModel, SixteenThousandRanksInSeconds) {
   for (const char* spec : {"tuna:radix=2", "tuna:radix=128", "tuna:radix=16384", "spread_out"})
     EXPECT_GT(predict(parse_spec(spec), Workload{16384, nullptr, 8192}, unit_latency()).seconds, 0);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+}
+
+}  // namespace
+}  // namespace a2av
+
+namespace a2av {
+namespace {
+
+TEST(CostModelChoice, FollowsTheMachine) {
+  Machine slow_phases;
+  slow_phases.intra = slow_phases.inter = {1e-6, 1e-9};
+  slow_phases.phase_overhead = 1;  // one phase wins
+  slow_phases.ranks_per_node = 64;
+  EXPECT_EQ(model_choice(slow_phases, ExchangeStats{64, 64, 16, 8, 0}).spec, "spread_out");
+  Machine slow_messages;
+  slow_messages.intra = slow_messages.inter = {1, 0};  // fewest messages win
+  slow_messages.ranks_per_node = 1024;
+  EXPECT_EQ(model_choice(slow_messages, ExchangeStats{1024, 1024, 16, 8, 0}).spec, "tuna:radix=2");
 }
 
 }  // namespace
