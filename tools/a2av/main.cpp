@@ -7,6 +7,7 @@
 #include "bench_command.hpp"
 #include "cli.hpp"
 #include "model_command.hpp"
+#include "tune_command.hpp"
 #include "validate.hpp"
 
 #include <a2av/error.hpp>
@@ -34,10 +35,13 @@ int run(int argc, char** argv, int rank) {
   const CLI::App* bench_command = a2av::bench::add_bench_command(app, bench);
   a2av::bench::ModelOptions model;
   const CLI::App* model_command = a2av::bench::add_model_command(app, model);
+  a2av::tune::TuneOptions tune;
+  const CLI::App* tune_command = a2av::tune::add_tune_command(app, tune);
   try {
     app.parse(argc, argv);
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;
+    if (*tune_command) return a2av::tune::run_tune(tune, command_line(argc, argv));
   } catch (const CLI::ParseError& e) {
     const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
     return rc == 0 ? 0 : kUsageError;
