@@ -128,13 +128,16 @@ Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t
 
 // Resolves auto from the agreed statistics; with A2AV_VERBOSE, rank 0 says why.
 const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats& stats) {
-  const Choice choice = choose_algorithm(stats);
-  if (ctx.rank == 0 && env_flag("A2AV_VERBOSE"))
+  static const bool verbose = env_flag("A2AV_VERBOSE");
+  const bool explain = verbose && ctx.rank == 0;
+  const Choice choice = choose_algorithm(stats, explain);
+  if (explain)
     std::fprintf(stderr,
-                 "a2av: auto chose %s (%s) for P=%d, ranks per node %d, largest block %lld B, "
+                 "a2av: auto chose %.*s (%s) for P=%d, ranks per node %d, largest block %lld B, "
                  "mean block %.1f B, %.0f%% empty\n",
-                 choice.spec.c_str(), choice.reason.c_str(), stats.size, stats.ranks_per_node,
-                 static_cast<long long>(stats.max_block), stats.mean_block, 100 * stats.sparsity);
+                 static_cast<int>(choice.spec.size()), choice.spec.data(), choice.reason.c_str(),
+                 stats.size, stats.ranks_per_node, static_cast<long long>(stats.max_block),
+                 stats.mean_block, 100 * stats.sparsity);
   return cached_spec(choice.spec);
 }
 

@@ -67,9 +67,14 @@ constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic consider
 
 Choice heuristic(const ExchangeStats& s) {
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
-    int root = 2;
-    while (root * root < s.size) ++root;
-    return {fmt::format("tuna:radix={}", root), "heuristic: P >= 64 and blocks <= 1 KiB"};
+    thread_local std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
+    auto [it, inserted] = by_size.try_emplace(s.size);
+    if (inserted) {
+      int root = 2;
+      while (root * root < s.size) ++root;
+      it->second = fmt::format("tuna:radix={}", root);
+    }
+    return {it->second, "heuristic: P >= 64 and blocks <= 1 KiB"};
   }
   return {"spread_out", "heuristic: one round of direct messages"};
 }
@@ -89,14 +94,14 @@ void check_tuning_file() {
 // The model's choice for mean block sizes, cached per (P, Q, power of two of the mean):
 // predictions at P = 16384 take about a millisecond, too much for every call.
 Choice model_choice(const Machine& machine, const ExchangeStats& s) {
-  thread_local std::map<std::tuple<int, int, int>, Choice> cache;
+  thread_local std::map<std::tuple<int, int, int>, std::pair<std::string, std::string>> cache;
   const int bucket = s.mean_block < 1 ? -1 : static_cast<int>(std::log2(s.mean_block));
   const auto key = std::make_tuple(s.size, s.ranks_per_node, bucket);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  if (auto it = cache.find(key); it != cache.end()) return {it->second.first, it->second.second};
   Machine m = machine;
   m.ranks_per_node = s.ranks_per_node;
   const Workload workload{s.size, nullptr, bucket < 0 ? 0.0 : std::exp2(bucket + 0.5)};
-  Choice best{"", ""};
+  std::pair<std::string, std::string> best;
   double best_time = INFINITY;
   for (const auto& spec : model_candidates(s.size, s.ranks_per_node)) {
     const double t = predict(parse_spec(spec), workload, m).seconds;
@@ -106,17 +111,21 @@ Choice model_choice(const Machine& machine, const ExchangeStats& s) {
               fmt::format("cost model, machine {}: {:.1f} us predicted", machine.name, t * 1e6)};
     }
   }
-  return cache[key] = best;
+  const auto& stored = cache[key] = std::move(best);
+  return {stored.first, stored.second};
 }
 
-Choice choose_algorithm(const ExchangeStats& stats) {
+Choice choose_algorithm(const ExchangeStats& stats, bool explain) {
   if (const auto& table = loaded_table().value) {
     if (const TuningRule* rule = table->match(stats))
       return {rule->algorithm,
-              fmt::format("tuning file {}, rule at line {}", table->name(), rule->line)};
+              explain ? fmt::format("tuning file {}, rule at line {}", table->name(), rule->line)
+                      : std::string()};
   }
-  if (const auto& machine = loaded_machine().value) return model_choice(*machine, stats);
-  return heuristic(stats);
+  Choice choice =
+      loaded_machine().value ? model_choice(*loaded_machine().value, stats) : heuristic(stats);
+  if (!explain) choice.reason.clear();
+  return choice;
 }
 
 }  // namespace a2av

@@ -6,19 +6,22 @@
 #include "tuning/stats.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace a2av {
 
 struct Choice {
-  std::string spec;
-  std::string reason;  // for A2AV_VERBOSE
+  std::string_view spec;  // stable storage: a table rule, a cache entry, a literal
+  std::string reason;     // only when asked to explain (A2AV_VERBOSE)
 };
 
 // Loads A2AV_TUNING_FILE and A2AV_MACHINE_FILE once per process; throws a load error
 // (A2AV_ERR_ALGORITHM) on every call if a file is bad, so it is never silently ignored.
 void check_tuning_file();
 
-Choice choose_algorithm(const ExchangeStats& stats);
+// With explain, Choice::reason says which authority decided; without, nothing is
+// formatted or allocated (this runs on every auto call).
+Choice choose_algorithm(const ExchangeStats& stats, bool explain);
 
 struct Machine;
 
