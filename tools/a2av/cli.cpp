@@ -17,6 +17,18 @@ std::string pattern_description() {
   return text;
 }
 
+void add_output_options(CLI::App& cmd, BenchOptions& o) {
+  cmd.add_option("--format", o.format, "table (default), csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd.add_option("-o,--output", o.output, "write the --format output here (default stdout)");
+  cmd.add_option("--json", o.json, "also write the results as JSON to this file");
+  cmd.add_flag("--progress", o.progress,
+               "show a progress line on stderr even when it is no terminal (under mpiexec "
+               "the ranks' stderr is a pipe)");
+}
+
+}  // namespace
+
 void add_sweep_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--algorithms", o.algorithms,
                  "comma-separated specs (tuna:radix=4,batch=1,spread_out) or 'all' "
@@ -49,18 +61,6 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
                "check every algorithm byte for byte against MPI_Alltoallv before timing "
                "(default on)");
 }
-
-void add_output_options(CLI::App& cmd, BenchOptions& o) {
-  cmd.add_option("--format", o.format, "table (default), csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd.add_option("-o,--output", o.output, "write the --format output here (default stdout)");
-  cmd.add_option("--json", o.json, "also write the results as JSON to this file");
-  cmd.add_flag("--progress", o.progress,
-               "show a progress line on stderr even when it is no terminal (under mpiexec "
-               "the ranks' stderr is a pipe)");
-}
-
-}  // namespace
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
   CLI::App* cmd = app.add_subcommand(

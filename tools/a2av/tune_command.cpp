@@ -1,5 +1,7 @@
 #include "tune_command.hpp"
 
+#include "cli.hpp"
+
 #include "bench.hpp"
 #include "datatype.hpp"
 #include "plan.hpp"
@@ -25,31 +27,6 @@ namespace {
 using bench::BenchPlan;
 using bench::Row;
 using bench::World;
-
-void add_sweep_options(CLI::App& cmd, bench::BenchOptions& o) {
-  cmd.add_option("--algorithms", o.algorithms,
-                 "candidate specs, comma-separated as for bench, or 'all' (default): every "
-                 "registered algorithm; auto is never a candidate");
-  cmd.add_option("--radix", o.radices,
-                 "repeat every tuna-family spec over these radices: integers, sqrtP, P "
-                 "(default with --algorithms all: 2,4,sqrtP,P)")
-      ->delimiter(',');
-  cmd.add_option("--block-count", o.block_counts,
-                 "repeat every scattered and hierarchical spec over these block counts "
-                 "(default with --algorithms all: 1,4,16)")
-      ->delimiter(',')
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{INT_MAX}));
-  cmd.add_option("-m,--message-size", o.message_sizes,
-                 "[min:]max bytes; powers of two times min up to max (default 16:16384)");
-  cmd.add_option("-i,--iterations", o.iterations, "timed iterations per size (default 100)")
-      ->check(CLI::Range(1, INT_MAX));
-  cmd.add_option("-x,--warmup", o.warmup, "discarded warm-up iterations (default 10)")
-      ->check(CLI::Range(0, INT_MAX));
-  cmd.add_option("--pattern", o.pattern, "count pattern, as for bench (default uniform)");
-  cmd.add_option("--seed", o.seed, "seed of the count matrix (default 1)");
-  cmd.add_option("--datatype", o.datatype,
-                 fmt::format("element type: {} (default char)", bench::datatype_names()));
-}
 
 void add_output_options(CLI::App& cmd, TuneOptions& o) {
   cmd.add_option("-o,--output", o.output, "the tuning table to write (default a2av-tuning.json)");
@@ -228,7 +205,14 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& options) {
       "tune",
       "time the alltoallv algorithms at this P and write the fastest per message size as a "
       "tuning table for A2AV_TUNING_FILE (run under mpiexec)");
-  add_sweep_options(*cmd, options.sweep);
+  bench::add_sweep_options(*cmd, options.sweep);
+  bench::add_data_options(*cmd, options.sweep);
+  cmd->remove_option(cmd->get_option("--validate"));  // tuning always validates
+  cmd->get_option("--algorithms")
+      ->description(
+          "candidate specs, comma-separated as for bench, or 'all' (default): every registered "
+          "algorithm, with radices 2,4,sqrtP,P and block counts 1,4,16 unless given; auto is "
+          "never a candidate");
   add_output_options(*cmd, options);
   return cmd;
 }
