@@ -19,9 +19,9 @@ class Timeline {
       : w_(w),
         m_(m),
         q_(std::max(1, ranks_per_node)),
-        sharing_(m.cores_per_node > 0 ? std::max(1.0, static_cast<double>(std::min(q_, w.size)) /
-                                                          m.cores_per_node)
-                                      : 1.0),
+        sharing_(m.cores_per_node > 0
+                     ? std::max(1.0, static_cast<double>(std::min(q_, w.size)) / m.cores_per_node)
+                     : 1.0),
         followed_(w.matrix ? w.size : 1),
         cost_(followed_, 0),
         messages_(followed_, 0),

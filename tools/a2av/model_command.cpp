@@ -178,8 +178,8 @@ std::array<double, 4> fit_parameters(const std::vector<Measured>& points, int co
     unit.phase_overhead = 1;  // phases, each slowed by time-sharing like everything else
     const double phases = predict_point(m, unit).seconds;
     unit.phase_overhead = 0;
-    rows.push_back({latency.seconds / m.seconds, bytes / m.seconds, phases / m.seconds,
-                    1 / m.seconds});
+    rows.push_back(
+        {latency.seconds / m.seconds, bytes / m.seconds, phases / m.seconds, 1 / m.seconds});
   }
   // Columns scaled to unit RMS: the features differ by many orders of magnitude.
   std::array<double, 4> scale{};

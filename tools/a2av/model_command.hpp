@@ -25,7 +25,7 @@ struct ModelOptions {
   std::vector<std::string> fit;      // bench JSON files
   std::string output;                // fitted machine file
   std::string name = "fitted";
-  int cores = 0;                     // cores per node of the fitted machine
+  int cores = 0;  // cores per node of the fitted machine
 };
 
 CLI::App* add_model_command(CLI::App& app, ModelOptions& options);

@@ -16,9 +16,9 @@ namespace a2av::bench {
 using CountMatrix = std::vector<std::vector<std::int64_t>>;
 
 struct PatternSpec {
-  std::string name;                       // e.g. "uniform", "normal", "zhuang2", "file"
-  std::map<std::string, double> params;   // e.g. {"mean", 1000}, defaults filled in
-  std::string path;                       // for "file"
+  std::string name;                      // e.g. "uniform", "normal", "zhuang2", "file"
+  std::map<std::string, double> params;  // e.g. {"mean", 1000}, defaults filled in
+  std::string path;                      // for "file"
 };
 
 // Throws std::invalid_argument naming the accepted patterns or keys.
