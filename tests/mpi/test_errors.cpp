@@ -151,6 +151,27 @@ TEST(Errors, WrongSizesWithoutValidationAreCountErrors) {
   }
 }
 
+TEST(Errors, TemporaryMemoryThatCannotBeHadIsACapacityError) {
+  // 2^40 strided elements from every rank: the packed receive copy (8 TiB per peer) cannot
+  // be allocated. Every rank fails alike, before any data moves.
+  Case c;
+  MPI_Datatype pair, strided, vec;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+  MPI_Type_create_resized(vec, 0, 4 * sizeof(int), &strided);
+  MPI_Type_commit(&strided);
+  c.send_type = pair;
+  c.recv_type = strided;
+  c.sc.assign(c.size, MPI_Count{1} << 40);
+  c.rc = c.sc;
+  EXPECT_EQ(Case::agreed(c.run("linear")), A2AV_ERR_CAPACITY) << A2AV_Last_error_message();
+  c.expect_untouched();
+  MPI_Type_free(&vec);
+  MPI_Type_free(&strided);
+  MPI_Type_free(&pair);
+}
+
 TEST(Errors, MessagesNameTheCode) {
   for (int code : {A2AV_SUCCESS, A2AV_ERR_ARG, A2AV_ERR_COUNTS, A2AV_ERR_ALGORITHM,
                    A2AV_ERR_CAPACITY, A2AV_ERR_DATATYPE, A2AV_ERR_MPI})
