@@ -152,8 +152,8 @@ TEST(Errors, WrongSizesWithoutValidationAreCountErrors) {
 }
 
 TEST(Errors, TemporaryMemoryThatCannotBeHadIsACapacityError) {
-  // 2^40 strided elements from every rank: the packed receive copy (8 TiB per peer) cannot
-  // be allocated. Every rank fails alike, before any data moves.
+  // 2^44 strided elements from every rank: the packed receive copy (128 TiB per peer, beyond
+  // the address space) cannot be allocated. Every rank fails alike, before data moves.
   Case c;
   MPI_Datatype pair, strided, vec;
   MPI_Type_contiguous(2, MPI_INT, &pair);
@@ -163,7 +163,7 @@ TEST(Errors, TemporaryMemoryThatCannotBeHadIsACapacityError) {
   MPI_Type_commit(&strided);
   c.send_type = pair;
   c.recv_type = strided;
-  c.sc.assign(c.size, MPI_Count{1} << 40);
+  c.sc.assign(c.size, MPI_Count{1} << 44);
   c.rc = c.sc;
   EXPECT_EQ(Case::agreed(c.run("linear")), A2AV_ERR_CAPACITY) << A2AV_Last_error_message();
   c.expect_untouched();
