@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 
 namespace a2av {
 namespace {
@@ -143,7 +144,8 @@ const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats& stats) {
 
 }  // namespace
 
-Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
+Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,
+                           MemoryTracker& memory) {
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   const Spec* spec = &parse_checked(chosen_spec_text(spec_text), status);
@@ -151,9 +153,21 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
     fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
   CheckedCall checked = check_call(call, ctx.size);
   if (checked.code) status.set(checked.code, checked.message);
-  std::vector<std::int64_t> no_bytes;
-  const auto& send_bytes = checked.code ? no_bytes : checked.send_bytes;
-  const auto& recv_bytes = checked.code ? no_bytes : checked.recv_bytes;
+  std::optional<NormalizedCall> normalized;
+  if (!checked.code && spec->algorithm->run != run_vendor) {
+    try {  // before agreeing, so that a failed allocation is agreed like any other error
+      normalized.emplace(call, checked, memory);
+    } catch (const std::bad_alloc&) {
+      status.set(A2AV_ERR_CAPACITY, "the packed copy of the data cannot be allocated");
+    }
+  }
+  const std::vector<std::int64_t> no_bytes;
+  const auto& send_bytes = status.code  ? no_bytes
+                           : normalized ? normalized->send().bytes
+                                        : checked.send_bytes;
+  const auto& recv_bytes = status.code  ? no_bytes
+                           : normalized ? normalized->recv().bytes
+                                        : checked.recv_bytes;
   if (status.code == A2AV_SUCCESS && send_bytes[ctx.rank] != recv_bytes[ctx.rank])
     status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
@@ -173,12 +187,18 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
   if (!spec->algorithm->run) spec = &resolve_auto(ctx, agreed.stats);
-  return {&ctx, spec, std::move(checked), agreed.stats.max_block};
+  return {&ctx, spec, std::move(normalized), agreed.stats.max_block};
 }
 
-void execute(const Call& call, const Prepared& prepared, NormalizedCall& normalized,
-             MemoryTracker& memory) {
+void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   Mismatch mismatch;
+  if (prepared.spec->algorithm->run == run_vendor) {
+    const ByteBlocks no_blocks;
+    run_vendor({*prepared.ctx, no_blocks, no_blocks, prepared.max_block, memory, mismatch, call},
+               prepared.spec->params);
+    return;
+  }
+  NormalizedCall& normalized = *prepared.normalized;
   normalized.begin();
   prepared.spec->algorithm->run({*prepared.ctx, normalized.send(), normalized.recv(),
                                  prepared.max_block, memory, mismatch, call},
@@ -188,18 +208,10 @@ void execute(const Call& call, const Prepared& prepared, NormalizedCall& normali
 }
 
 CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
-  Prepared prepared = prepare_alltoallv(call, spec_text, validate);
-  const CommContext& ctx = *prepared.ctx;
   MemoryTracker memory;
-  if (prepared.spec->algorithm->run == run_vendor) {
-    const ByteBlocks none;
-    Mismatch mismatch;
-    run_vendor({ctx, none, none, prepared.max_block, memory, mismatch, call},
-               prepared.spec->params);
-  } else {
-    NormalizedCall normalized(call, prepared.checked, memory);
-    execute(call, prepared, normalized, memory);
-  }
+  Prepared prepared = prepare_alltoallv(call, spec_text, validate, memory);
+  execute(call, prepared, memory);
+  const CommContext& ctx = *prepared.ctx;
   return {prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
 }
 

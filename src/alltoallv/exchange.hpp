@@ -8,6 +8,7 @@
 #include "alltoallv/registry.hpp"
 #include "core/call.hpp"
 
+#include <optional>
 #include <string_view>
 
 namespace a2av {
@@ -29,17 +30,19 @@ struct CallResult {
 // does not change between exchanges with the same buffers and counts.
 struct Prepared {
   const CommContext* ctx;
-  const Spec* spec;  // the algorithm that runs (auto already resolved)
-  CheckedCall checked;
-  std::int64_t max_block;  // agreed largest block of any rank
+  const Spec* spec;                          // the algorithm that runs (auto already resolved)
+  std::optional<NormalizedCall> normalized;  // absent when vendor was asked for
+  std::int64_t max_block;                    // agreed largest block of any rank
 };
 
-// Collective; throws a2av::Error, the same code on every rank for argument errors.
-Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validate);
+// Collective; throws a2av::Error, the same code on every rank for argument errors and for
+// packing buffers that cannot be allocated (they are allocated, charged to `memory`,
+// before the ranks agree).
+Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validate,
+                           MemoryTracker& memory);
 
-// Runs a prepared exchange on a normalised view of the call (not used for vendor).
-void execute(const Call& call, const Prepared& prepared, NormalizedCall& normalized,
-             MemoryTracker& memory);
+// Runs a prepared exchange (not vendor).
+void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
 
 // prepare + execute. Throws a2av::Error.
 CallResult run_alltoallv(const Call& call, std::string_view spec, bool validate);

@@ -5,7 +5,6 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 
-#include <optional>
 #include <vector>
 
 namespace a2av {
@@ -14,10 +13,9 @@ struct Plan::State {
   std::vector<MPI_Count> sendcounts, recvcounts;
   std::vector<MPI_Aint> sdispls, rdispls;
   Call call;
+  MemoryTracker memory;  // before `prepared`, which allocates from it
   Prepared prepared;
   Spec spec;  // the plan's own copy: the per-thread spec cache may be cleared meanwhile
-  MemoryTracker memory;
-  std::optional<NormalizedCall> normalized;  // absent for the vendor algorithm
 
   State(const Call& user, std::size_t size, std::string_view spec_text, bool validate)
       : sendcounts(copy(user.sendcounts, size)),
@@ -27,11 +25,9 @@ struct Plan::State {
         call{user.sendbuf, data_or_null(sendcounts), data_or_null(sdispls), user.sendtype,
              user.recvbuf, data_or_null(recvcounts), data_or_null(rdispls), user.recvtype,
              user.comm},
-        prepared(prepare_alltoallv(call, spec_text, validate)),
+        prepared(prepare_alltoallv(call, spec_text, validate, memory)),
         spec(*prepared.spec) {
     prepared.spec = &spec;
-    if (prepared.spec->algorithm->run != run_vendor)
-      normalized.emplace(call, prepared.checked, memory);
   }
 
   template <class T>
@@ -71,14 +67,7 @@ Plan::~Plan() = default;
 
 void Plan::run() {
   State& s = *state_;
-  if (!s.normalized) {
-    const ByteBlocks none;
-    Mismatch mismatch;
-    return run_vendor(
-        {*s.prepared.ctx, none, none, s.prepared.max_block, s.memory, mismatch, s.call},
-        s.prepared.spec->params);
-  }
-  execute(s.call, s.prepared, *s.normalized, s.memory);
+  execute(s.call, s.prepared, s.memory);
 }
 
 std::string Plan::algorithm() const {
