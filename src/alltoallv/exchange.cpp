@@ -1,5 +1,6 @@
 #include "alltoallv/exchange.hpp"
 
+#include "alltoallv/inplace_symmetric.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
@@ -199,6 +200,11 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
     return;
   }
   NormalizedCall& normalized = *prepared.normalized;
+  if (normalized.swaps_in_place()) {
+    swap_symmetric_in_place(*prepared.ctx, normalized.recv(), inplace_chunk_bytes(), memory,
+                            mismatch);
+    return mismatch.raise();
+  }
   normalized.begin();
   prepared.spec->algorithm->run({*prepared.ctx, normalized.send(), normalized.recv(),
                                  prepared.max_block, memory, mismatch, call},

@@ -202,10 +202,12 @@ NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTra
   send_copy_.attach(memory);
   recv_copy_.attach(memory);
 
-  pack_send_ = call.in_place() || !send_type.contiguous;
   unpack_recv_ = !recv_type.contiguous;
+  // In place, a contiguous type is swapped where it lies; any other send side is packed.
+  pack_send_ = call.in_place() ? unpack_recv_ : !send_type.contiguous;
   send_ = pack_send_ ? packed_blocks(std::move(checked.send_bytes), send_copy_)
                      : blocks_in_place(send, send_type, std::move(checked.send_bytes));
+  // (In place without packing, send and receive views coincide.)
   recv_ = unpack_recv_ ? packed_blocks(std::move(checked.recv_bytes), recv_copy_)
                        : blocks_in_place(recv, recv_type, std::move(checked.recv_bytes));
 }

@@ -73,6 +73,9 @@ class NormalizedCall {
   NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory);
   const ByteBlocks& send() const { return send_; }
   const ByteBlocks& recv() const { return recv_; }
+  // MPI_IN_PLACE with a contiguous type: the blocks are swapped where they lie
+  // (swap_symmetric_in_place on recv()); send() is not used and nothing is packed.
+  bool swaps_in_place() const { return call_.in_place() && !unpack_recv_; }
   void begin();   // call before each exchange
   void finish();  // call after each exchange completed
 
