@@ -49,8 +49,9 @@ std::vector<AlgorithmDescription> algorithms();
 
 // The documented bound on the temporary bytes `spec` allocates on one rank, for P ranks,
 // Q ranks per node, the largest block of any rank and this rank's total send bytes, for
-// contiguous datatypes and out-of-place calls (MPI_IN_PLACE and non-contiguous datatypes
-// add a packed copy of the send and/or receive data). "auto" has no bound of its own.
+// contiguous datatypes and out-of-place calls (MPI_IN_PLACE with a contiguous type needs at
+// most A2AV_INPLACE_CHUNK bytes instead; non-contiguous datatypes add a packed copy of their
+// side). "auto" has no bound of its own.
 std::int64_t temp_memory_bound(std::string_view spec, int comm_size, int ranks_per_node,
                                std::int64_t max_block_bytes, std::int64_t send_total_bytes);
 
