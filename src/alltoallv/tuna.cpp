@@ -34,12 +34,6 @@ struct Holder {
   int peer;        // for from_send: its destination
 };
 
-int power(int radix, int exponent) {
-  std::int64_t p = 1;
-  for (int i = 0; i < exponent; ++i) p *= radix;
-  return static_cast<int>(p);
-}
-
 // Rounds depend only on (P, radix): computed once per pair and thread.
 const std::vector<TunaRound>& cached_rounds(int size, int radix) {
   thread_local std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
@@ -66,31 +60,25 @@ class TunaRun {
     const auto& rounds = cached_rounds(g_.size, radix_);
     const int me = g_.rank;
     if (send_.bytes[me] > 0) std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
-    for (std::size_t first = 0; first < rounds.size();) {
-      std::size_t last = first + 1;
-      while (last < rounds.size() && last - first < static_cast<std::size_t>(batch) &&
-             rounds[last].digit == rounds[first].digit)
-        ++last;
-      run_batch(rounds, first, last);
-      first = last;
-    }
+    for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
   }
 
  private:
   int mod(int value) const { return ((value % g_.size) + g_.size) % g_.size; }
 
   // The block this rank holds at `distance` before a round on `digit`.
-  Holder holder(int distance, int digit) const {
-    if (distance % power(radix_, digit) == 0) return {true, mod(g_.rank + distance)};
+  // place = radix^digit of the round, its distance / value.
+  Holder holder(int distance, int place) const {
+    if (distance % place == 0) return {true, mod(g_.rank + distance)};
     return {false, -1};
   }
 
-  std::int64_t held_bytes(int distance, int digit) const {
-    const Holder h = holder(distance, digit);
+  std::int64_t held_bytes(int distance, int place) const {
+    const Holder h = holder(distance, place);
     return h.from_send ? send_.bytes[h.peer] : stored_bytes_[distance];
   }
-  const std::byte* held_data(int distance, int digit) const {
-    const Holder h = holder(distance, digit);
+  const std::byte* held_data(int distance, int place) const {
+    const Holder h = holder(distance, place);
     return h.from_send ? send_.at(h.peer) : store_[distance].data();
   }
 
@@ -99,15 +87,16 @@ class TunaRun {
   void pack(const TunaRound& round, TempBuffer& out) {
     const std::size_t n = round.forwarded.size();
     std::int64_t total = static_cast<std::int64_t>((n + 1) * sizeof(Header));
-    for (int d : round.forwarded) total += held_bytes(d, round.digit);
+    const int place = round.distance / round.value;
+    for (int d : round.forwarded) total += held_bytes(d, place);
     out.grow(total);
     auto* header = reinterpret_cast<Header*>(out.data());
     header[0] = total;
     std::byte* at = out.data() + (n + 1) * sizeof(Header);
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
-      header[i + 1] = held_bytes(d, round.digit);
-      if (header[i + 1] > 0) std::memcpy(at, held_data(d, round.digit), header[i + 1]);
+      header[i + 1] = held_bytes(d, place);
+      if (header[i + 1] > 0) std::memcpy(at, held_data(d, place), header[i + 1]);
       at += header[i + 1];
     }
     packed_bytes_ = total;
@@ -119,7 +108,7 @@ class TunaRun {
     const std::size_t n = round.forwarded.size();
     const auto* header = reinterpret_cast<const Header*>(message) + 1;
     const std::byte* at = message + (n + 1) * sizeof(Header);
-    const std::int64_t span = std::int64_t{power(radix_, round.digit)} * radix_;
+    const std::int64_t span = std::int64_t{round.distance / round.value} * radix_;
     std::int64_t used = static_cast<std::int64_t>((n + 1) * sizeof(Header));
     if (bytes < used) fail(A2AV_ERR_MPI, "tuna: truncated round message ({} bytes)", bytes);
     for (std::size_t i = 0; i < n; ++i) {
@@ -227,6 +216,20 @@ std::vector<TunaRound> tuna_rounds(int size, int radix) {
     }
   }
   return rounds;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
+                                                              int batch) {
+  std::vector<std::pair<std::size_t, std::size_t>> batches;
+  for (std::size_t first = 0; first < rounds.size();) {
+    std::size_t last = first + 1;
+    while (last < rounds.size() && last - first < static_cast<std::size_t>(batch) &&
+           rounds[last].digit == rounds[first].digit)
+      ++last;
+    batches.emplace_back(first, last);
+    first = last;
+  }
+  return batches;
 }
 
 int tuna_stored_blocks(int size, int radix) {

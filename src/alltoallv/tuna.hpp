@@ -4,6 +4,7 @@
 #include "alltoallv/algorithm.hpp"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace a2av {
@@ -19,6 +20,11 @@ struct TunaRound {
 
 // The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
 std::vector<TunaRound> tuna_rounds(int size, int radix);
+
+// The rounds in flight together: [first, last) index ranges of up to `batch` rounds, all
+// of one digit (rounds of different digits depend on each other).
+std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
+                                                              int batch);
 
 // Blocks ever held in the temporary store: distances with two or more nonzero digits,
 // i.e. P - (K+1) for K rounds (fan-tuna-configurable-alltoallv.txt, Section III-C).

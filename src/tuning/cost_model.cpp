@@ -101,17 +101,11 @@ void linear_phases(Timeline& t, int batch) {
 template <class Block>
 void tuna_phases(Timeline& t, int group, int radix, int batch, Block block) {
   const auto rounds = tuna_rounds(group, radix);
-  std::int64_t place = 1;
-  int digit = 0;
-  for (std::size_t first = 0; first < rounds.size();) {
-    std::size_t last = first + 1;
-    while (last < rounds.size() && last - first < static_cast<std::size_t>(batch) &&
-           rounds[last].digit == rounds[first].digit)
-      ++last;
-    for (; digit < rounds[first].digit; ++digit) place *= radix;
+  for (const auto& [first, last] : tuna_batches(rounds, batch)) {
     t.begin_phase();
     for (std::size_t r = first; r < last; ++r) {
       const TunaRound& round = rounds[r];
+      const int place = round.distance / round.value;  // radix^digit
       for (int me = 0; me < t.followed(); ++me) {
         const int base = me / group * group, g = me % group;
         const int to = base + mod(g + round.distance, group);
@@ -126,7 +120,6 @@ void tuna_phases(Timeline& t, int group, int radix, int batch, Block block) {
       }
     }
     t.end_phase();
-    first = last;
   }
 }
 
