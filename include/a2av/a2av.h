@@ -52,6 +52,14 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
 int A2AV_Start(A2AV_Plan plan);
 int A2AV_Plan_free(A2AV_Plan* plan);
 
+/* General in-place exchange: on entry buf holds s(i,0)..s(i,P-1) back to back
+   (sendcounts[j] elements for rank j); on exit it holds S(i) = s(0,i)..s(P-1,i)
+   back to back, in source order; recvcounts (may be NULL) receives the counts.
+   capacity is the buffer's size in elements. NULL or "" algorithm means auto. */
+int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcounts[],
+                          MPI_Count recvcounts[], MPI_Datatype type, MPI_Comm comm,
+                          const char* algorithm);
+
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */
 const char* A2AV_Error_string(int code);
 

@@ -1,6 +1,7 @@
 // The C API: converts arguments to the 64-bit call and errors to return codes.
 #include <a2av/a2av.h>
 
+#include <a2av/inplace.hpp>
 #include <a2av/plan.hpp>
 
 #include "alltoallv/exchange.hpp"
@@ -115,6 +116,23 @@ int A2AV_Plan_free(A2AV_Plan* plan) {
     if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan pointer is null");
     delete *plan;
     *plan = nullptr;
+  });
+}
+
+int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcounts[],
+                          MPI_Count recvcounts[], MPI_Datatype type, MPI_Comm comm,
+                          const char* algorithm) {
+  last_result = {};
+  return guarded([&] {
+    const int size = a2av::comm_context(comm).size;
+    std::span<const MPI_Count> counts;
+    if (sendcounts) counts = {sendcounts, static_cast<std::size_t>(size)};
+    a2av::InplaceInfo info;
+    const auto received = a2av::exchange_inplace(buf, capacity, counts, type, comm,
+                                                 algorithm ? algorithm : "", &info);
+    if (recvcounts) std::copy(received.begin(), received.end(), recvcounts);
+    last_result.peak_temp_bytes = info.peak_temp_bytes;
+    last_algorithm = info.algorithm;
   });
 }
 
