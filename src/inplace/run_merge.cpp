@@ -22,9 +22,17 @@ class RunMerger {
   RunMerger(std::int64_t elem_size, Scratch scratch) : elem_(elem_size), scratch_(scratch) {}
 
   void merge(std::byte* base, std::span<const Run> a, std::span<const Run> b) {
-    if (a.empty() || b.empty() || a.back().key < b.front().key) return;
+    // Runs of a before all of b, and of b after all of a, are in place already.
+    while (!a.empty() && !b.empty() && a.front().key < b.front().key) {
+      base += a.front().length * elem_;
+      a = a.subspan(1);
+    }
+    while (!a.empty() && !b.empty() && b.back().key > a.back().key) b = b.first(b.size() - 1);
+    if (a.empty() || b.empty()) return;
     const std::int64_t a_bytes = total_length(a) * elem_;
     const std::int64_t b_bytes = total_length(b) * elem_;
+    if (a.size() == 1 || b.size() == 1)  // now all of b goes before all of a
+      return rotate_bytes(base, base + a_bytes, base + a_bytes + b_bytes, scratch_);
     if (a_bytes <= scratch_.bytes) return merge_forward(base, a, b, a_bytes);
     if (b_bytes <= scratch_.bytes) return merge_backward(base + a_bytes, a, b, b_bytes);
     std::size_t cut_a, cut_b;

@@ -10,6 +10,8 @@ namespace {
 
 constexpr int kRunsTag = 1;
 constexpr int kDataTag = 2;
+constexpr int kSlots = 2;
+constexpr std::int64_t kMinWindow = 4096;  // elements; smaller ranges use fewer slots
 
 // Packs the real elements of `pieces` (positions relative to `window`) into `out`.
 std::int64_t pack_real(const std::byte* window, std::span<const Run> pieces, std::int64_t elem,
@@ -113,20 +115,46 @@ void swap_range(State& state, int peer, std::byte* range, std::span<const Run> m
                 std::span<const Run> theirs) {
   const std::int64_t elem = state.elem();
   const std::int64_t n = total_length(mine);
-  const std::int64_t window = std::max<std::int64_t>(1, state.scratch.bytes / elem);
-  for (std::int64_t first = 0; first < n; first += window) {
-    const std::int64_t count = std::min(window, n - first);
-    const Runs my_pieces = slice_runs(mine, first, count);
-    const Runs their_pieces = slice_runs(theirs, first, count);
-    const std::int64_t their_bytes = real_length(their_pieces) * elem;
-    std::byte* at = range + first * elem;
-    const std::int64_t my_bytes = pack_real(at, my_pieces, elem, state.scratch.data);
-    if (my_bytes == 0 && their_bytes == 0) continue;
-    check_mpi(MPI_Sendrecv(state.scratch.data, static_cast<int>(my_bytes), MPI_BYTE, peer, kDataTag,
-                           at, static_cast<int>(their_bytes), MPI_BYTE, peer, kDataTag,
-                           state.ctx.comm, MPI_STATUS_IGNORE),
-              "MPI_Sendrecv");
-    spread_real(at, their_pieces, elem);
+  // Up to kSlots windows in flight, each with its own part of the scratch, so that a pair
+  // is not one round trip per window.
+  const std::int64_t per_scratch = std::max<std::int64_t>(1, state.scratch.bytes / elem);
+  const int slots = static_cast<int>(std::clamp<std::int64_t>(
+      std::min(per_scratch, (n + kMinWindow - 1) / kMinWindow), 1, kSlots));
+  const std::int64_t window = per_scratch / slots;
+  std::vector<MPI_Request> requests(2 * slots, MPI_REQUEST_NULL);
+  std::vector<Runs> arriving(slots);
+  std::vector<std::byte*> at(slots);
+  std::int64_t next = 0;
+  auto start = [&](int slot) {
+    while (next < n) {
+      const std::int64_t count = std::min(window, n - next);
+      const Runs my_pieces = slice_runs(mine, next, count);
+      arriving[slot] = slice_runs(theirs, next, count);
+      at[slot] = range + next * elem;
+      next += count;
+      std::byte* staging = state.scratch.data + slot * window * elem;
+      const std::int64_t my_bytes = pack_real(at[slot], my_pieces, elem, staging);
+      const std::int64_t their_bytes = real_length(arriving[slot]) * elem;
+      if (my_bytes == 0 && their_bytes == 0) continue;
+      check_mpi(MPI_Irecv(at[slot], static_cast<int>(their_bytes), MPI_BYTE, peer, kDataTag,
+                          state.ctx.comm, &requests[2 * slot]),
+                "MPI_Irecv");
+      check_mpi(MPI_Isend(staging, static_cast<int>(my_bytes), MPI_BYTE, peer, kDataTag,
+                          state.ctx.comm, &requests[2 * slot + 1]),
+                "MPI_Isend");
+      return;
+    }
+  };
+  for (int slot = 0; slot < slots; ++slot) start(slot);
+  for (;;) {
+    int index = MPI_UNDEFINED;
+    check_mpi(MPI_Waitany(2 * slots, requests.data(), &index, MPI_STATUS_IGNORE), "MPI_Waitany");
+    if (index == MPI_UNDEFINED) return;
+    const int slot = index / 2;
+    if (requests[2 * slot] != MPI_REQUEST_NULL || requests[2 * slot + 1] != MPI_REQUEST_NULL)
+      continue;
+    spread_real(at[slot], arriving[slot], elem);
+    start(slot);
   }
 }
 

@@ -68,6 +68,17 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
   add_sweep_options(*cmd, options);
   add_data_options(*cmd, options);
   add_output_options(*cmd, options);
+  cmd->add_flag("--inplace", options.inplace,
+                "time the in-place exchange (A2AV_Exchange_inplace) instead: --algorithms from "
+                "inplace_bitonic, inplace_pairwise, inplace_auto (all by default), --pattern a "
+                "comma-separated list (default zhuang1,zhuang2,zhuang3,zhuang4), 5 iterations "
+                "and 1 warm-up unless given");
+  cmd->add_option("--elements", options.elements,
+                  "--inplace: elements per rank, N (default 1048576); S = N / P")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--element-bytes", options.element_bytes,
+                  "--inplace: bytes per element (default 16)")
+      ->check(CLI::Range(1, 1 << 20));
   return cmd;
 }
 

@@ -6,6 +6,7 @@
 // Exit status: 0 done, 1 a result failed validation or could not be written, 2 bad arguments.
 #include "bench_command.hpp"
 #include "cli.hpp"
+#include "inplace_bench.hpp"
 #include "model_command.hpp"
 #include "tune_command.hpp"
 #include "validate.hpp"
@@ -39,6 +40,12 @@ int run(int argc, char** argv, int rank) {
   const CLI::App* tune_command = a2av::tune::add_tune_command(app, tune);
   try {
     app.parse(argc, argv);
+    if (*bench_command && bench.inplace) {
+      if (!bench_command->count("--pattern")) bench.pattern = "zhuang1,zhuang2,zhuang3,zhuang4";
+      if (!bench_command->count("--iterations")) bench.iterations = 5;
+      if (!bench_command->count("--warmup")) bench.warmup = 1;
+      return a2av::bench::run_inplace_bench(bench, command_line(argc, argv));
+    }
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;
     if (*tune_command) return a2av::tune::run_tune(tune, command_line(argc, argv));

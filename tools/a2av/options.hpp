@@ -23,6 +23,10 @@ struct BenchOptions {
   std::string output;            // empty: standard output
   std::string json;              // a JSON copy of the results, besides --format
   bool progress = false;         // show the progress line even when stderr is no terminal
+  // --inplace: the in-place exchange instead (inplace_bench.hpp)
+  bool inplace = false;
+  std::int64_t elements = std::int64_t{1} << 20;  // N per rank
+  int element_bytes = 16;
 };
 
 }  // namespace a2av::bench
