@@ -30,6 +30,8 @@ struct InplaceInfo {
   std::int64_t peak_temp_bytes = 0;  // chunk buffer + metadata, at peak
   std::int64_t length = 0;           // C, elements every rank held during the exchange
   std::int64_t peak_runs = 0;        // longest run list this rank held or received
+  // inplace_auto only: the replayed critical paths {bitonic, pairwise}, in bytes
+  std::vector<double> auto_estimates;
 };
 
 std::vector<MPI_Count> exchange_inplace(void* buf, MPI_Count capacity,

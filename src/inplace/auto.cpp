@@ -1,40 +1,98 @@
 // inplace_auto: the switch between the two in-place algorithms that Zhuang et al. leave as
-// future work (zhuang-memory-efficient-alltoallv.txt, Section 3.3 and 5).
+// future work (zhuang-memory-efficient-alltoallv.txt, Sections 3.3 and 5).
 //
-// Each rank knows its row s(i, .) and its column s(., i) of the count matrix, so with one
-// MPI_Allreduce of two numbers every rank evaluates the same estimates, in elements moved
-// on the critical path:
-//  - bitonic: L(L+1)/2 compare-split steps, each swapping and merging up to C elements;
-//  - pairwise: the meetings form a dependency chain of 2P-3 meetings (rank i meets 0..i-1
-//    then i+1..P-1), so balanced rows cost about 2 * max_i V_i with
-//    V_i = sum_j max(s(i,j), s(j,i)) (each pair swaps the larger direction); and elements
-//    that cannot go directly (A_i = sum_j |s(i,j) - s(j,i)|, zero for a symmetric matrix)
-//    are forwarded along chains up to P-2 meetings long (Zhuang case 4 serializes).
+// The cost of either algorithm depends on the whole count matrix (pairwise forwards what a
+// pair cannot exchange directly and can serialize, Zhuang case 4; bitonic moves little when
+// the data are nearly in order), which no rank holds. So each rank replays both algorithms
+// on metadata alone, O(P) memory: the bitonic network on its run lists (the same
+// compare-split arithmetic, no data), and the pairwise meetings on per-destination counts.
+// Each replay carries a clock along the messages: a step ends at max(both partners' clocks)
+// + its bytes + a per-step latency, so the final maximum over ranks is the critical path of
+// that algorithm's actual schedule, in bytes. auto takes the shorter. Cost: L(L+1)/2 + 2P-3
+// small messages on the critical path and one MPI_Allreduce of two numbers.
 #include "inplace/algorithms.hpp"
 
 #include "core/check.hpp"
 
-#include <cstdlib>
-
 namespace a2av::inplace {
+namespace {
 
-AutoChoice choose_algorithm(const State& state) {
-  const Layout& layout = state.layout;
-  const int p = state.ctx.size;
-  std::int64_t v[2] = {0, 0};  // V_i, A_i
-  for (int j = 0; j < p; ++j) {
-    if (j == state.ctx.rank) continue;
-    v[0] += std::max(layout.send[j], layout.recv[j]);
-    v[1] += std::abs(layout.send[j] - layout.recv[j]);
+constexpr double kStepLatencyBytes = 32 * 1024;  // one round trip, as bytes of bandwidth
+constexpr int kClockTag = 3;
+
+// Both partners leave a step at the later clock plus the step's cost.
+double meet_clock(const State& s, int peer, double clock, double bytes) {
+  double theirs = 0;
+  check_mpi(MPI_Sendrecv(&clock, 1, MPI_DOUBLE, peer, kClockTag, &theirs, 1, MPI_DOUBLE, peer,
+                         kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
+  return std::max(clock, theirs) + bytes + kStepLatencyBytes;
+}
+
+double replay_bitonic(State& s) {
+  const int rank = s.ctx.rank;
+  double clock = 0;
+  const Runs original = s.runs;  // the replay moves the run lists alone
+  for_each_bitonic_step(rank, s.ctx.size, [&](int peer) {
+    const Runs theirs = exchange_runs(s, peer);
+    const bool lower = rank < peer;
+    const std::int64_t m = lower ? upper_share(s.runs, theirs, s.length())
+                                 : upper_share(theirs, s.runs, s.length());
+    s.runs = bitonic_keep(s.runs, theirs, m, lower, s.length());
+    clock = meet_clock(s, peer, clock, static_cast<double>(m * s.elem()));
+  });
+  s.runs = original;
+  return clock;
+}
+
+// Elements held per destination (fillers included): all the pairwise meetings look at.
+std::vector<std::int64_t> held_per_destination(const State& s) {
+  std::vector<std::int64_t> held(s.ctx.size, 0);
+  for (const Run& r : s.runs) held[r.key / s.length()] += r.length;
+  return held;
+}
+
+double replay_pairwise(const State& s) {
+  const int rank = s.ctx.rank, size = s.ctx.size;
+  std::vector<std::int64_t> held = held_per_destination(s);
+  std::vector<std::int64_t> given(size);
+  double clock = 0;
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    const bool higher = rank > peer;
+    std::int64_t count = higher ? held[peer] : 0;
+    if (higher) {  // our S(peer) for as many of its smallest keys beyond S(peer)
+      check_mpi(MPI_Sendrecv(&count, 1, MPI_INT64_T, peer, kClockTag, given.data(), size,
+                             MPI_INT64_T, peer, kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
+                "MPI_Sendrecv");
+      held[peer] = 0;
+      for (int d = 0; d < size; ++d) held[d] += given[d];
+    } else {
+      check_mpi(MPI_Recv(&count, 1, MPI_INT64_T, peer, kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
+                "MPI_Recv");
+      std::fill(given.begin(), given.end(), 0);
+      std::int64_t left = count;
+      for (int d = rank + 1; d < size && left > 0; ++d) {
+        given[d] = std::min(left, held[d]);
+        held[d] -= given[d];
+        left -= given[d];
+      }
+      held[rank] += count;
+      check_mpi(MPI_Send(given.data(), size, MPI_INT64_T, peer, kClockTag, s.ctx.comm),
+                "MPI_Send");
+    }
+    clock = meet_clock(s, peer, clock, static_cast<double>(count * s.elem()));
   }
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, state.ctx.comm),
+  return clock;
+}
+
+}  // namespace
+
+AutoChoice choose_algorithm(State& state) {
+  double clocks[2] = {replay_bitonic(state), replay_pairwise(state)};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, clocks, 2, MPI_DOUBLE, MPI_MAX, state.ctx.comm),
             "MPI_Allreduce");
-  const double c = static_cast<double>(layout.length);
-  AutoChoice choice{};
-  choice.bitonic_cost = bitonic_steps(p) * c;
-  choice.pairwise_cost = 2.0 * v[0] + std::max(0, p - 2) * 0.5 * v[1];
-  choice.pairwise = choice.pairwise_cost <= choice.bitonic_cost;
-  return choice;
+  return {clocks[1] <= clocks[0], clocks[1], clocks[0]};
 }
 
 }  // namespace a2av::inplace

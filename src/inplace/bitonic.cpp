@@ -15,22 +15,6 @@
 namespace a2av::inplace {
 namespace {
 
-// Elements of `upper` among the C smallest of both lists.
-std::int64_t upper_share(std::span<const Run> lower, std::span<const Run> upper, std::int64_t c) {
-  std::size_t i = 0, j = 0;
-  std::int64_t taken = 0, from_upper = 0;
-  while (taken < c && j < upper.size()) {
-    if (i < lower.size() && lower[i].key < upper[j].key) {
-      taken += lower[i++].length;
-      continue;
-    }
-    const std::int64_t t = std::min(upper[j++].length, c - taken);
-    from_upper += t;
-    taken += t;
-  }
-  return from_upper;
-}
-
 void compare_split(State& s, int peer, bool lower) {
   const Runs theirs = exchange_runs(s, peer);
   const std::int64_t c = s.length();
@@ -49,31 +33,34 @@ void compare_split(State& s, int peer, bool lower) {
   s.note_runs(s.runs.size());
 }
 
-int ceil_log2(int n) {
-  int l = 0;
-  while ((1 << l) < n) ++l;
-  return l;
-}
-
 }  // namespace
 
-int bitonic_steps(int size) {
-  const int l = ceil_log2(size);
-  return l * (l + 1) / 2;
+std::int64_t upper_share(std::span<const Run> lower, std::span<const Run> upper,
+                         std::int64_t c) {
+  std::size_t i = 0, j = 0;
+  std::int64_t taken = 0, from_upper = 0;
+  while (taken < c && j < upper.size()) {
+    if (i < lower.size() && lower[i].key < upper[j].key) {
+      taken += lower[i++].length;
+      continue;
+    }
+    const std::int64_t t = std::min(upper[j++].length, c - taken);
+    from_upper += t;
+    taken += t;
+  }
+  return from_upper;
+}
+
+Runs bitonic_keep(std::span<const Run> mine, std::span<const Run> theirs, std::int64_t m,
+                  bool lower, std::int64_t c) {
+  if (lower) return merge_run_lists(slice_runs(mine, 0, c - m), slice_runs(theirs, 0, m));
+  return merge_run_lists(slice_runs(theirs, c - m, m), slice_runs(mine, m, c - m));
 }
 
 void run_bitonic(State& state) {
-  const int rank = state.ctx.rank, size = state.ctx.size;
-  const int levels = ceil_log2(size);
-  for (int k = 1; k <= levels; ++k) {
-    for (int j = k - 1; j >= 0; --j) {
-      // The first step of a merge pairs across the whole block (flip), the rest are
-      // half-cleaners; either way the lower rank keeps the minimum.
-      const int peer = j == k - 1 ? rank ^ ((1 << k) - 1) : rank ^ (1 << j);
-      if (peer >= size) continue;
-      compare_split(state, peer, rank < peer);
-    }
-  }
+  const int rank = state.ctx.rank;
+  for_each_bitonic_step(rank, state.ctx.size,
+                        [&](int peer) { compare_split(state, peer, rank < peer); });
 }
 
 }  // namespace a2av::inplace

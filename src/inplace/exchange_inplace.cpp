@@ -200,8 +200,11 @@ std::vector<MPI_Count> exchange_inplace(void* buf, MPI_Count capacity,
   inplace::spread_to_runs(state.base, layout.elem_size, state.runs);
 
   Kind kind = checked.spec.kind;
-  if (kind == Kind::automatic)
-    kind = inplace::choose_algorithm(state).pairwise ? Kind::pairwise : Kind::bitonic;
+  if (kind == Kind::automatic) {
+    const inplace::AutoChoice choice = inplace::choose_algorithm(state);
+    kind = choice.pairwise ? Kind::pairwise : Kind::bitonic;
+    if (info) info->auto_estimates = {choice.bitonic_cost, choice.pairwise_cost};
+  }
   if (kind == Kind::bitonic) {
     inplace::run_bitonic(state);
   } else {

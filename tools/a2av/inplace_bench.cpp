@@ -94,6 +94,7 @@ struct Result {
   std::vector<double> seconds;
   double median = 0, ratio = 0;
   std::int64_t extra_bytes = 0, data_bytes = 0, peak_runs = 0, peak_rss = 0;
+  std::vector<double> auto_estimates;  // inplace_auto: replayed {bitonic, pairwise} bytes
   bool validated = false;
 };
 
@@ -126,6 +127,7 @@ Result time_inplace(const Case& c, const std::string& spec, const Settings& s, c
     if (it >= s.warmup) r.seconds.push_back(t);
   }
   r.algorithm = info.algorithm;
+  r.auto_estimates = info.auto_estimates;
   r.extra_bytes = max_over_ranks(info.peak_temp_bytes);
   r.peak_runs = max_over_ranks(info.peak_runs);
   r.data_bytes = c.length * s.elem;
@@ -196,6 +198,7 @@ nlohmann::json to_json(const std::vector<Result>& results, const World& w, const
                        {"data_bytes", r.data_bytes},
                        {"peak_runs", r.peak_runs},
                        {"peak_rss_bytes", r.peak_rss},
+                       {"auto_estimates_bytes", r.auto_estimates},
                        {"validated", r.validated}});
   return {{"schema", "a2av-bench-inplace/1"},
           {"command", command},
