@@ -60,6 +60,16 @@ int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcou
                           MPI_Count recvcounts[], MPI_Datatype type, MPI_Comm comm,
                           const char* algorithm);
 
+/* Block redistribution (MADRE-style): nblocks blocks of block_bytes each, in place.
+   algorithm: "parking", "cyclic", "auto" (NULL or "" means auto). */
+typedef struct A2AV_Redist_s* A2AV_Redist;
+int A2AV_Redist_create(void* blocks, MPI_Count nblocks, MPI_Count block_bytes, MPI_Comm comm,
+                       const char* algorithm, A2AV_Redist* redist);
+/* dest_rank[i] < 0: block i is free. Otherwise block i moves to block dest_index[i] of
+   dest_rank[i]. Collective. */
+int A2AV_Redist_run(A2AV_Redist redist, const int dest_rank[], const MPI_Count dest_index[]);
+int A2AV_Redist_free(A2AV_Redist* redist);
+
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */
 const char* A2AV_Error_string(int code);
 

@@ -3,6 +3,7 @@
 
 #include <a2av/inplace.hpp>
 #include <a2av/plan.hpp>
+#include <a2av/redistribute.hpp>
 
 #include "alltoallv/exchange.hpp"
 #include "core/check.hpp"
@@ -133,6 +134,42 @@ int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcou
     if (recvcounts) std::copy(received.begin(), received.end(), recvcounts);
     last_result.peak_temp_bytes = info.peak_temp_bytes;
     last_algorithm = info.algorithm;
+  });
+}
+
+struct A2AV_Redist_s {
+  a2av::Redistributor redistributor;
+  MPI_Count nblocks;
+};
+
+int A2AV_Redist_create(void* blocks, MPI_Count nblocks, MPI_Count block_bytes, MPI_Comm comm,
+                       const char* algorithm, A2AV_Redist* redist) {
+  return guarded([&] {
+    if (!redist) a2av::fail(A2AV_ERR_ARG, "the redist pointer is null");
+    *redist = nullptr;
+    *redist = new A2AV_Redist_s{
+        a2av::Redistributor(blocks, nblocks, block_bytes, comm, algorithm ? algorithm : ""),
+        nblocks};
+  });
+}
+
+int A2AV_Redist_run(A2AV_Redist redist, const int dest_rank[], const MPI_Count dest_index[]) {
+  last_result = {};
+  return guarded([&] {
+    if (!redist) a2av::fail(A2AV_ERR_ARG, "the redist handle is null");
+    const auto n = static_cast<std::size_t>(redist->nblocks);
+    const auto stats = redist->redistributor.run({dest_rank, dest_rank ? n : 0},
+                                                 {dest_index, dest_index ? n : 0});
+    last_result.peak_temp_bytes = stats.peak_temp_bytes;
+    last_algorithm = stats.algorithm;
+  });
+}
+
+int A2AV_Redist_free(A2AV_Redist* redist) {
+  return guarded([&] {
+    if (!redist) a2av::fail(A2AV_ERR_ARG, "the redist pointer is null");
+    delete *redist;
+    *redist = nullptr;
   });
 }
 
