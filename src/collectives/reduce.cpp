@@ -1,0 +1,78 @@
+// Reduce (lecture-collective-communication.txt, "Reduction": the hypercube algorithm run
+// backwards; "Revisiting Broadcast" for any P), with gamma the cost per byte of the op:
+//  - binomial: the binomial tree toward the root; ceil(lg P) (alpha + n beta + n gamma).
+//    A non-commutative op needs the tree in rank order: rooted at 0, then one more message
+//    to the root.
+//  - rabenseifner: reduce-scatter by recursive halving, then a binomial gather of the
+//    pieces (Rabenseifner 2004, as in MPICH); 2 lg P alpha + 2 (P-1)/P n beta +
+//    (P-1)/P n gamma for a power of two, the fold adds alpha + n (beta + gamma) otherwise.
+#include "collectives/halving.hpp"
+
+namespace a2av::coll {
+namespace {
+
+void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
+                     MPI_Op op, int root, const Comm& c) {
+  const int tree_root = commutative(op) ? root : 0;
+  Elements acc(type, count), in(type, count);
+  std::byte *mine = acc.data(), *theirs = in.data();
+  copy(send_buf, mine, count, type);
+  const int v = relative(c.rank, tree_root, c.size);
+  for (int mask = 1; mask < c.size; mask <<= 1) {
+    if (v & mask) {
+      send(mine, count, type, absolute(v - mask, tree_root, c.size), c);
+      break;
+    }
+    if (v + mask >= c.size) continue;
+    // The child's ranks follow ours: ours is the left operand.
+    recv(theirs, count, type, absolute(v + mask, tree_root, c.size), c);
+    reduce_local(mine, theirs, count, type, op);
+    std::swap(mine, theirs);
+  }
+  if (tree_root == root) {
+    if (c.rank == root) copy(mine, recv_buf, count, type);
+  } else if (c.rank == tree_root) {
+    send(mine, count, type, root, c);
+  } else if (c.rank == root) {
+    recv(recv_buf, count, type, tree_root, c);
+  }
+}
+
+void reduce_rabenseifner(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
+                         MPI_Op op, int root, const Comm& c) {
+  Elements acc(type, count), scratch(type, count);
+  copy(send_buf, acc.data(), count, type);
+  const Fold f = fold(acc.data(), scratch.data(), count, type, op, c);
+  // A root that handed its vector on gets the result from its odd partner.
+  const int target = root < 2 * f.extra ? root / 2 : root - f.extra;
+  const int holder = f.rank_of(target);
+  if (f.newrank >= 0) {
+    const Pieces pieces{(count + f.p2 - 1) / f.p2, count};
+    const Window w = reduce_scatter_halving(acc.data(), scratch.data(), pieces, type, op, f, c);
+    gather_halves(acc.data(), pieces, w, target, type, f, c);
+  }
+  if (holder == root) {
+    if (c.rank == root) copy(acc.data(), recv_buf, count, type);
+  } else if (c.rank == holder) {
+    send(acc.data(), count, type, root, c);
+  } else if (c.rank == root) {
+    recv(recv_buf, count, type, holder, c);
+  }
+}
+
+}  // namespace
+
+void reduce(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op,
+            int root, MPI_Comm comm, Algorithm algorithm) {
+  const Call call = start(Collective::reduce, comm, type, count, algorithm, root);
+  require_op(op);
+  require_buffer(sendbuf, count, "reduce: sendbuf");
+  if (call.c.rank == root) require_buffer(recvbuf, count, "reduce: recvbuf");
+  if (count == 0) return;
+  if (call.algorithm == Algorithm::binomial)
+    reduce_binomial(sendbuf, recvbuf, count, call.type, op, root, call.c);
+  else
+    reduce_rabenseifner(sendbuf, recvbuf, count, call.type, op, root, call.c);
+}
+
+}  // namespace a2av::coll
