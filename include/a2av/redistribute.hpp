@@ -25,11 +25,11 @@
 namespace a2av {
 
 struct RedistStats {
-  std::string algorithm;            // what ran
-  std::int64_t blocks_moved = 0;    // blocks this rank sent
-  std::int64_t local_copies = 0;    // block copies within this rank
-  std::int64_t steps = 0;           // parking: phases; cyclic: actions this rank executed
-  std::int64_t peak_temp_bytes = 0; // extra memory at peak, this rank
+  std::string algorithm;             // what ran
+  std::int64_t blocks_moved = 0;     // blocks this rank sent
+  std::int64_t local_copies = 0;     // block copies within this rank
+  std::int64_t steps = 0;            // parking: phases; cyclic: actions this rank executed
+  std::int64_t peak_temp_bytes = 0;  // extra memory at peak, this rank
 };
 
 class Redistributor {

@@ -158,8 +158,8 @@ int A2AV_Redist_run(A2AV_Redist redist, const int dest_rank[], const MPI_Count d
   return guarded([&] {
     if (!redist) a2av::fail(A2AV_ERR_ARG, "the redist handle is null");
     const auto n = static_cast<std::size_t>(redist->nblocks);
-    const auto stats = redist->redistributor.run({dest_rank, dest_rank ? n : 0},
-                                                 {dest_index, dest_index ? n : 0});
+    const auto stats =
+        redist->redistributor.run({dest_rank, dest_rank ? n : 0}, {dest_index, dest_index ? n : 0});
     last_result.peak_temp_bytes = stats.peak_temp_bytes;
     last_algorithm = stats.algorithm;
   });

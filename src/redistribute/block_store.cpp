@@ -50,8 +50,8 @@ std::vector<std::int64_t> BlockStore::free_slots(std::int64_t count) const {
 
 std::int64_t BlockStore::apply(std::span<const std::int64_t> p) {
   // The local algorithm's inverse map and the new metadata arrays, while they live.
-  const std::int64_t scratch = slots() * static_cast<std::int64_t>(2 * sizeof(std::int64_t) +
-                                                                   sizeof(int));
+  const std::int64_t scratch =
+      slots() * static_cast<std::int64_t>(2 * sizeof(std::int64_t) + sizeof(int));
   memory_.allocate(scratch);
   const std::int64_t copies = local_redistribute(p, [this](std::int64_t to, std::int64_t from) {
     std::byte* dst = to == kTemporary ? temporary_.data() : slot(to);

@@ -156,9 +156,9 @@ class Scheduler {
       edge = own_.next();
     } else {
       send_to(r, Action{kNextEdge});
-      check_mpi(MPI_Recv(edge.data(), 2, MPI_INT64_T, r, kControlTag, e_.ctx.comm,
-                         MPI_STATUS_IGNORE),
-                "MPI_Recv");
+      check_mpi(
+          MPI_Recv(edge.data(), 2, MPI_INT64_T, r, kControlTag, e_.ctx.comm, MPI_STATUS_IGNORE),
+          "MPI_Recv");
     }
     dest_[r] = edge[0];
     weight_[r] = edge[1];
@@ -211,7 +211,8 @@ void execute(Engine& e, const Action& a) {
   for (std::int64_t done = 0; done < a.quantity; done += a.increment) {
     const std::int64_t n = std::min(a.increment, a.quantity - done);
     std::vector<SlotTransfer> sends, receives;
-    if (a.kind != kRecv) sends.push_back({static_cast<int>(a.to), slots_bound_for(e.store, a.to, n)});
+    if (a.kind != kRecv)
+      sends.push_back({static_cast<int>(a.to), slots_bound_for(e.store, a.to, n)});
     if (a.kind != kSend) receives.push_back({static_cast<int>(a.from), e.store.free_slots(n)});
     transfer(e, sends, receives);
   }
@@ -230,8 +231,8 @@ void run_cyclic(Engine& e, bool dictionary_order) {
   std::vector<std::int64_t> firsts(e.ctx.rank == kRoot ? 4 * e.ctx.size : 0);
   check_mpi(MPI_Gather(mine, 4, MPI_INT64_T, firsts.data(), 4, MPI_INT64_T, kRoot, e.ctx.comm),
             "MPI_Gather");
-  const std::vector<Action> actions = e.ctx.rank == kRoot ? Scheduler(e, edges).run_root(firsts)
-                                                          : follow_root(e, edges);
+  const std::vector<Action> actions =
+      e.ctx.rank == kRoot ? Scheduler(e, edges).run_root(firsts) : follow_root(e, edges);
   for (const Action& a : actions) execute(e, a);
 }
 

@@ -70,11 +70,13 @@ void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
   for (std::int64_t i = 0; code == A2AV_SUCCESS && i < s.nblocks; ++i) {
     const int r = dest_rank[i];
     if (r < 0) continue;
-    if (r >= p) reject(fmt::format("block {} goes to rank {} of {}", i, r, p));
+    if (r >= p)
+      reject(fmt::format("block {} goes to rank {} of {}", i, r, p));
     else if (dest_index[i] < 0 || dest_index[i] >= s.sizes[r])
-      reject(fmt::format("block {} goes to block {} of rank {}, which has {}", i, dest_index[i],
-                         r, s.sizes[r]));
-    else ++count[r];
+      reject(fmt::format("block {} goes to block {} of rank {}, which has {}", i, dest_index[i], r,
+                         s.sizes[r]));
+    else
+      ++count[r];
   }
   if (code != A2AV_SUCCESS) std::fill(count.begin(), count.end(), 0);
   std::vector<int> incoming(p);
@@ -86,10 +88,12 @@ void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
   agree(ctx, code, message);
 
   std::vector<int> sdispl(p, 0), rdispl(p, 0);
-  for (int r = 1; r < p; ++r) sdispl[r] = sdispl[r - 1] + count[r - 1], rdispl[r] = rdispl[r - 1] + incoming[r - 1];
+  for (int r = 1; r < p; ++r)
+    sdispl[r] = sdispl[r - 1] + count[r - 1], rdispl[r] = rdispl[r - 1] + incoming[r - 1];
   const std::int64_t tracked = (s.nblocks + arriving) * 8 + s.nblocks;
   memory.allocate(tracked);
-  std::vector<std::int64_t> out(static_cast<std::size_t>(s.nblocks)), in(static_cast<std::size_t>(arriving));
+  std::vector<std::int64_t> out(static_cast<std::size_t>(s.nblocks)),
+      in(static_cast<std::size_t>(arriving));
   std::vector<int> at = sdispl;
   for (std::int64_t i = 0; i < s.nblocks; ++i)
     if (dest_rank[i] >= 0) out[at[dest_rank[i]]++] = dest_index[i];
@@ -103,9 +107,10 @@ void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
         claimed[in[k]] = true;
         continue;
       }
-      reject(fmt::format("two blocks are sent to block {} of rank {} (one from rank {}): the "
-                         "map is not injective",
-                         in[k], ctx.rank, r));
+      reject(
+          fmt::format("two blocks are sent to block {} of rank {} (one from rank {}): the "
+                      "map is not injective",
+                      in[k], ctx.rank, r));
       break;
     }
   memory.release(tracked);
@@ -129,8 +134,8 @@ bool choose_parking(const Redistributor::State& s, const redist::Engine& e) {
 
 }  // namespace
 
-Redistributor::Redistributor(void* blocks, MPI_Count nblocks, MPI_Count block_bytes,
-                             MPI_Comm comm, std::string_view algorithm)
+Redistributor::Redistributor(void* blocks, MPI_Count nblocks, MPI_Count block_bytes, MPI_Comm comm,
+                             std::string_view algorithm)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.ctx = &comm_context(comm);
@@ -170,8 +175,8 @@ RedistStats Redistributor::run(std::span<const int> dest_rank,
     store.index[i] = dest_index[i];
   }
   redist::Engine engine{*s.ctx, store, memory, stats};
-  const bool parking = s.kind == Kind::parking ||
-                       (s.kind == Kind::automatic && choose_parking(s, engine));
+  const bool parking =
+      s.kind == Kind::parking || (s.kind == Kind::automatic && choose_parking(s, engine));
   if (parking) {
     stats.algorithm = "parking";
     redist::run_parking(engine);

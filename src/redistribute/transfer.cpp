@@ -32,13 +32,15 @@ void transfer(Engine& e, const std::vector<SlotTransfer>& sends,
     MPI_Request r[2];
     if (send) {
       for (std::int64_t s : t.slots) address.insert(address.end(), {store.rank[s], store.index[s]});
-      check_mpi(MPI_Isend(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
-                "MPI_Isend");
+      check_mpi(
+          MPI_Isend(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
+          "MPI_Isend");
       check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, t.peer, kDataTag, e.ctx.comm, &r[1]), "MPI_Isend");
     } else {
       address.resize(static_cast<std::size_t>(count));
-      check_mpi(MPI_Irecv(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
-                "MPI_Irecv");
+      check_mpi(
+          MPI_Irecv(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
+          "MPI_Irecv");
       check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, t.peer, kDataTag, e.ctx.comm, &r[1]), "MPI_Irecv");
     }
     requests.insert(requests.end(), {r[0], r[1]});

@@ -20,7 +20,7 @@ namespace a2av::redist {
 void check_transmutation(std::span<const std::int64_t> p);
 
 struct Factor {
-  bool cycle = false;                 // else a shift [x1..xm]: x1 is empty afterwards
+  bool cycle = false;                // else a shift [x1..xm]: x1 is empty afterwards
   std::vector<std::int64_t> points;  // x1, x2, ..., xm with p[x_i] = x_{i+1}
 };
 

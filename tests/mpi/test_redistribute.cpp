@@ -39,7 +39,8 @@ RedistStats expect_redistributes(const Map& map, const std::vector<std::int64_t>
     for (std::int64_t b = 0; b < block_bytes; ++b) blocks[i * block_bytes + b] = content(me, i, b);
   std::vector<int> dest_rank(static_cast<std::size_t>(m));
   std::vector<MPI_Count> dest_index(static_cast<std::size_t>(m));
-  for (std::int64_t i = 0; i < m; ++i) dest_rank[i] = map[me][i].rank, dest_index[i] = map[me][i].index;
+  for (std::int64_t i = 0; i < m; ++i)
+    dest_rank[i] = map[me][i].rank, dest_index[i] = map[me][i].index;
   Redistributor redistributor(blocks.data(), m, block_bytes, comm, algorithm);
   const RedistStats stats = redistributor.run(dest_rank, dest_index);
   int wrong = 0;
@@ -93,7 +94,10 @@ Map shifted(const std::vector<std::int64_t>& sizes, int by, std::int64_t moving)
 TEST(Redistribute, RandomMapsWithFreeSpace) {
   const int p = size_of(MPI_COMM_WORLD);
   const auto sizes = uneven_sizes(p, 30);
-  struct Case { double share; bool one; };
+  struct Case {
+    double share;
+    bool one;
+  };
   for (Case c : {Case{0, false}, Case{0, true}, Case{0.1, false}, Case{0.5, false}})
     for (const char* algorithm : kAlgorithms) {
       SCOPED_TRACE(std::string(algorithm) + " free " + std::to_string(c.share) +
@@ -195,7 +199,8 @@ void expect_rejected(std::vector<int> dest_rank, std::vector<MPI_Count> dest_ind
                      const char* algorithm = "cyclic") {
   const int me = rank_of(MPI_COMM_WORLD);
   std::vector<unsigned char> blocks(dest_rank.size() * 4);
-  for (std::size_t b = 0; b < blocks.size(); ++b) blocks[b] = content(me, 0, static_cast<std::int64_t>(b));
+  for (std::size_t b = 0; b < blocks.size(); ++b)
+    blocks[b] = content(me, 0, static_cast<std::int64_t>(b));
   const auto before = blocks;
   A2AV_Redist redist = nullptr;
   ASSERT_EQ(A2AV_Redist_create(blocks.data(), static_cast<MPI_Count>(dest_rank.size()), 4,

@@ -79,6 +79,30 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
   cmd->add_option("--element-bytes", options.element_bytes,
                   "--inplace: bytes per element (default 16)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_flag("--collectives", options.collectives,
+                "time the textbook collectives (a2av/collectives.hpp) against the vendor calls "
+                "instead, with the lecture's alpha-beta prediction: --algorithms from 'all' "
+                "(default), bcast, reduce, allreduce, scatter, gather, allgather, alltoall, each "
+                "alone or as collective:algorithm; -m 16:1048576, 10 iterations and 2 warm-ups "
+                "unless given");
+  cmd->add_option("--alpha", options.alpha,
+                  "--collectives: model latency in seconds (default: ping-pong of ranks 0, 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--beta", options.beta,
+                  "--collectives: model seconds per byte (default: ping-pong of ranks 0, 1)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--redistribute", options.redistribute,
+                "time block redistribution (a2av/redistribute.hpp) on the MADRE paper's five "
+                "experiments instead: --algorithms from parking, cyclic, cyclic:dictionary=1, "
+                "auto (all by default), 3 iterations and 1 warm-up unless given");
+  cmd->add_option("--blocks", options.blocks, "--redistribute: blocks per rank (default 2500)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--block-bytes", options.block_bytes,
+                  "--redistribute: bytes per block (default 16000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  cmd->add_option("--experiments", options.experiments,
+                  "--redistribute: comma-separated experiments 1-5 of the paper's Section 4 "
+                  "(default all)");
   return cmd;
 }
 

@@ -6,8 +6,10 @@
 // Exit status: 0 done, 1 a result failed validation or could not be written, 2 bad arguments.
 #include "bench_command.hpp"
 #include "cli.hpp"
+#include "collectives_bench.hpp"
 #include "inplace_bench.hpp"
 #include "model_command.hpp"
+#include "redistribute_bench.hpp"
 #include "tune_command.hpp"
 #include "validate.hpp"
 
@@ -45,6 +47,19 @@ int run(int argc, char** argv, int rank) {
       if (!bench_command->count("--iterations")) bench.iterations = 5;
       if (!bench_command->count("--warmup")) bench.warmup = 1;
       return a2av::bench::run_inplace_bench(bench, command_line(argc, argv));
+    }
+    if (*bench_command && bench.collectives) {
+      if (!bench_command->count("--message-size")) bench.message_sizes = "16:1048576";
+      if (!bench_command->count("--iterations")) bench.iterations = 10;
+      if (!bench_command->count("--warmup")) bench.warmup = 2;
+      return a2av::bench::run_collectives_bench(bench, command_line(argc, argv));
+    }
+    if (*bench_command && bench.redistribute) {
+      if (!bench_command->count("--algorithms"))
+        bench.algorithms = "parking,cyclic,cyclic:dictionary=1,auto";
+      if (!bench_command->count("--iterations")) bench.iterations = 3;
+      if (!bench_command->count("--warmup")) bench.warmup = 1;
+      return a2av::bench::run_redistribute_bench(bench, command_line(argc, argv));
     }
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;

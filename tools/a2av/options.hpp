@@ -27,6 +27,16 @@ struct BenchOptions {
   bool inplace = false;
   std::int64_t elements = std::int64_t{1} << 20;  // N per rank
   int element_bytes = 16;
+  // --redistribute: the block redistribution engine instead (redistribute_bench.hpp)
+  bool redistribute = false;
+  std::int64_t blocks = 2500;  // per rank
+  std::int64_t block_bytes = 16000;
+  std::string experiments = "1,2,3,4,5";
+  // --collectives: the textbook collectives instead (collectives_bench.hpp); model
+  // parameters, 0: measured by a ping-pong at startup
+  bool collectives = false;
+  double alpha = 0;  // seconds per message
+  double beta = 0;   // seconds per byte
 };
 
 }  // namespace a2av::bench
