@@ -30,6 +30,10 @@ struct RedistStats {
   std::int64_t local_copies = 0;     // block copies within this rank
   std::int64_t steps = 0;            // parking: phases; cyclic: actions this rank executed
   std::int64_t peak_temp_bytes = 0;  // extra memory at peak, this rank
+  // cyclic, on rank 0: blocks on the schedule's critical path (each cycle or shift waits
+  // for its ranks' earlier ones, then moves its quantity); with every rank moving in
+  // parallel it equals the largest per-rank volume
+  std::int64_t schedule_depth = 0;
 };
 
 class Redistributor {

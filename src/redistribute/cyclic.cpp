@@ -60,6 +60,8 @@ class Edges {
 
 class Scheduler {
  public:
+  std::int64_t depth = 0;  // blocks on the critical path, after run_root
+
   Scheduler(const Engine& e, Edges& own) : e_(e), own_(own) {}
 
   // Root: gathers each rank's first edge and free space, walks the graph, tells every rank
@@ -68,6 +70,7 @@ class Scheduler {
     const int p = e_.ctx.size;
     degree_.resize(p), dest_.resize(p), weight_.resize(p), free_.resize(p);
     stack_pos_.assign(p, -1);
+    clock_.assign(p, 0);
     for (int i = 0; i < p; ++i) {
       degree_[i] = firsts[4 * i], dest_[i] = firsts[4 * i + 1];
       weight_[i] = firsts[4 * i + 2], free_[i] = firsts[4 * i + 3];
@@ -76,6 +79,7 @@ class Scheduler {
       while (degree_[i] > 0) walk_from(i);
     for (int i = 0; i < p; ++i)
       if (i != kRoot) send_to(i, Action{});
+    depth = *std::max_element(clock_.begin(), clock_.end());
     return std::move(own_actions_);
   }
 
@@ -116,6 +120,7 @@ class Scheduler {
     std::int64_t q = weight_[stack_[s]];
     for (std::size_t k = s; k < stack_.size(); ++k) q = std::min(q, weight_[stack_[k]]);
     const std::int64_t c = increment(q, s, stack_.size());
+    advance_clocks(s, stack_.size(), q);
     const int last = stack_.back();
     while (stack_.size() > s) {
       const int p1 = pop();
@@ -131,6 +136,7 @@ class Scheduler {
     std::int64_t q = weight_[stack_[0]];
     for (std::size_t k = 0; k + 1 < stack_.size(); ++k) q = std::min(q, weight_[stack_[k]]);
     const std::int64_t c = increment(q, 1, stack_.size() - 1);
+    advance_clocks(0, stack_.size(), q);
     const int first = stack_.front(), last = stack_.back();
     for (std::size_t k = 0; k < stack_.size(); ++k) {
       const int r = stack_[k];
@@ -146,6 +152,13 @@ class Scheduler {
     free_[first] += q;
     free_[last] -= q;
     while (!stack_.empty()) pop();
+  }
+
+  // The event on stack [first, last) starts when all its ranks are free and moves q blocks.
+  void advance_clocks(std::size_t first, std::size_t last, std::int64_t q) {
+    std::int64_t start = 0;
+    for (std::size_t k = first; k < last; ++k) start = std::max(start, clock_[stack_[k]]);
+    for (std::size_t k = first; k < last; ++k) clock_[stack_[k]] = start + q;
   }
 
   void consume(int r, std::int64_t q) {
@@ -175,7 +188,7 @@ class Scheduler {
 
   const Engine& e_;
   Edges& own_;
-  std::vector<std::int64_t> degree_, dest_, weight_, free_, stack_pos_;
+  std::vector<std::int64_t> degree_, dest_, weight_, free_, stack_pos_, clock_;
   std::vector<int> stack_;
   std::vector<Action> own_actions_;
 };

@@ -124,7 +124,7 @@ struct Result {
   std::int64_t free_per_rank = 0;
   double median = 0;
   std::vector<double> seconds;
-  std::int64_t moved = 0, steps = 0, peak_bytes = 0;
+  std::int64_t moved = 0, steps = 0, peak_bytes = 0, depth = 0;
   bool validated = false;
 };
 
@@ -150,6 +150,7 @@ Result measure(const Map& map, const std::string& algorithm, const BenchOptions&
       MPI_Allreduce(MPI_IN_PLACE, &r.moved, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
       r.steps = max_over_ranks(stats.steps, MPI_INT64_T);
       r.peak_bytes = max_over_ranks(stats.peak_temp_bytes, MPI_INT64_T);
+      r.depth = max_over_ranks(stats.schedule_depth, MPI_INT64_T);
     }
     if (it >= o.warmup) r.seconds.push_back(t);
   }
@@ -172,13 +173,13 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Wo
   fmt::print(out, "# a2av bench --redistribute: P = {}, {} blocks of {} B per rank, {}\n", w.size,
              o.blocks, o.block_bytes, w.mpi_library);
   fmt::print(out, "# time: median over {} iterations of the max over ranks\n", o.iterations);
-  fmt::print(out, "{:<28} {:<20} {:<20} {:>10} {:>9} {:>7} {:>12} {:>8}\n", "experiment",
-             "requested", "ran", "median_s", "moved", "steps", "extra_bytes", "extra_%");
+  fmt::print(out, "{:<28} {:<20} {:<20} {:>10} {:>9} {:>7} {:>12} {:>8} {:>7}\n", "experiment",
+             "requested", "ran", "median_s", "moved", "steps", "extra_bytes", "extra_%", "depth");
   const double data = static_cast<double>(o.blocks * o.block_bytes);
   for (const Result& r : results)
-    fmt::print(out, "{:<28} {:<20} {:<20} {:>10.4f} {:>9} {:>7} {:>12} {:>8.3f}\n", r.experiment,
-               r.requested, r.ran, r.median, r.moved, r.steps, r.peak_bytes,
-               100.0 * r.peak_bytes / data);
+    fmt::print(out, "{:<28} {:<20} {:<20} {:>10.4f} {:>9} {:>7} {:>12} {:>8.3f} {:>7}\n",
+               r.experiment, r.requested, r.ran, r.median, r.moved, r.steps, r.peak_bytes,
+               100.0 * r.peak_bytes / data, r.depth);
 }
 
 nlohmann::json to_json(const std::vector<Result>& results, const World& w, const BenchOptions& o,
@@ -197,6 +198,7 @@ nlohmann::json to_json(const std::vector<Result>& results, const World& w, const
                        {"blocks_moved", r.moved},
                        {"steps", r.steps},
                        {"peak_extra_bytes", r.peak_bytes},
+                       {"schedule_depth_blocks", r.depth},
                        {"validated", r.validated}});
   return {{"schema", "a2av-bench-redistribute/1"},
           {"command", command},
