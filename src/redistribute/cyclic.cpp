@@ -244,8 +244,14 @@ void run_cyclic(Engine& e, bool dictionary_order) {
   std::vector<std::int64_t> firsts(e.ctx.rank == kRoot ? 4 * e.ctx.size : 0);
   check_mpi(MPI_Gather(mine, 4, MPI_INT64_T, firsts.data(), 4, MPI_INT64_T, kRoot, e.ctx.comm),
             "MPI_Gather");
-  const std::vector<Action> actions =
-      e.ctx.rank == kRoot ? Scheduler(e, edges).run_root(firsts) : follow_root(e, edges);
+  std::vector<Action> actions;
+  if (e.ctx.rank == kRoot) {
+    Scheduler scheduler(e, edges);
+    actions = scheduler.run_root(firsts);
+    e.stats.schedule_depth = scheduler.depth;
+  } else {
+    actions = follow_root(e, edges);
+  }
   for (const Action& a : actions) execute(e, a);
 }
 
