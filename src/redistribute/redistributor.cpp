@@ -117,19 +117,29 @@ void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
   agree(ctx, code, message);
 }
 
-// auto: the cyclic scheduler moves every block once, straight home, and since its edges
-// stream in rotated order it keeps every rank busy on transposes as well; parking moves
-// parked blocks twice. It chooses parking only when each rank can take in everything bound
-// for it at once (then one phase suffices and needs no schedule).
+// auto: the cyclic scheduler moves every block once, straight home, and with its edges
+// streamed in rotated order it keeps every rank busy on transposes too; but a cycle through
+// a rank without free space moves one block per round trip. Parking instead lends free
+// space where it is. So auto takes parking when every rank can take in all that is bound
+// for it at once (one phase, no schedule), or when some rank has no free space while the
+// ranks together have at least one rank's average outgoing volume free; else cyclic.
 bool choose_parking(const Redistributor::State& s, const redist::Engine& e) {
   std::vector<std::int64_t> out = redist::outgoing_counts(e);
   out[s.ctx->rank] = 0;
   std::vector<std::int64_t> in(s.ctx->size);
   check_mpi(MPI_Alltoall(out.data(), 1, MPI_INT64_T, in.data(), 1, MPI_INT64_T, s.ctx->comm),
             "MPI_Alltoall");
-  int fits = std::accumulate(in.begin(), in.end(), std::int64_t{0}) <= e.store.free_count();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &fits, 1, MPI_INT, MPI_LAND, s.ctx->comm), "MPI_Allreduce");
-  return fits;
+  const std::int64_t free = e.store.free_count();
+  const std::int64_t incoming = std::accumulate(in.begin(), in.end(), std::int64_t{0});
+  // {all fit, some rank without free space} by MIN and MAX of 0/1, sums of free and moves
+  std::int64_t flags[2] = {incoming <= free, -(free == 0 ? 1 : 0)};
+  std::int64_t sums[2] = {free, incoming};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, flags, 2, MPI_INT64_T, MPI_MIN, s.ctx->comm),
+            "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_INT64_T, MPI_SUM, s.ctx->comm),
+            "MPI_Allreduce");
+  const bool all_fit = flags[0] == 1, some_full = flags[1] == -1;
+  return all_fit || (some_full && sums[0] * s.ctx->size >= sums[1]);
 }
 
 }  // namespace
