@@ -51,6 +51,10 @@ std::vector<Algorithm> algorithms(Collective collective);
 // allreduce; one rank's block for the others) of `count` elements.
 Algorithm choose(Collective collective, int size, std::int64_t bytes, std::int64_t count);
 
+// Peak temporary bytes the calling thread's last collective allocated (its own buffers and
+// packing of non-contiguous types; MPI's internal buffers are not counted).
+std::int64_t last_peak_temp_bytes();
+
 // The lecture's model: a message of n bytes costs alpha + beta n; combining n bytes with
 // the operator costs gamma n (zero for the collectives that do not reduce).
 struct Machine {

@@ -42,11 +42,25 @@ Type::Type(MPI_Datatype t) : type(t) {
   contiguous = size == extent && size == true_extent;
 }
 
+MemoryTracker& call_memory() {
+  thread_local MemoryTracker memory;
+  return memory;
+}
+
+std::int64_t last_peak_temp_bytes() {
+  return call_memory().peak();
+}
+
 Elements::Elements(const Type& type, std::int64_t count) {
   // Element 0's bytes start at true_lb; the last element's end at (count-1)*extent + true ub.
-  const std::int64_t bytes = count > 0 ? type.true_extent + (count - 1) * type.extent : 0;
-  storage_ = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(bytes));
+  bytes_ = count > 0 ? type.true_extent + (count - 1) * type.extent : 0;
+  storage_ = std::make_unique_for_overwrite<std::byte[]>(static_cast<std::size_t>(bytes_));
   base_ = storage_.get() - type.true_lb;
+  call_memory().allocate(bytes_);
+}
+
+Elements::~Elements() {
+  call_memory().release(bytes_);
 }
 
 void send(const void* buf, std::int64_t count, const Type& type, int peer, const Comm& c) {
@@ -76,6 +90,7 @@ void copy(const void* from, void* to, std::int64_t count, const Type& type) {
   int bytes = 0;
   check_mpi(MPI_Pack_size(as_int(count), type.type, MPI_COMM_SELF, &bytes), "MPI_Pack_size");
   std::vector<std::byte> packed(static_cast<std::size_t>(bytes));
+  call_memory().allocate(bytes);
   int position = 0;
   check_mpi(
       MPI_Pack(from, as_int(count), type.type, packed.data(), bytes, &position, MPI_COMM_SELF),
@@ -84,6 +99,7 @@ void copy(const void* from, void* to, std::int64_t count, const Type& type) {
   check_mpi(
       MPI_Unpack(packed.data(), bytes, &position, to, as_int(count), type.type, MPI_COMM_SELF),
       "MPI_Unpack");
+  call_memory().release(bytes);
 }
 
 void reduce_local(const void* in, void* inout, std::int64_t count, const Type& type, MPI_Op op) {
@@ -165,6 +181,7 @@ void require_op(MPI_Op op) {
 Call start(Collective collective, MPI_Comm comm, MPI_Datatype type, MPI_Count count,
            Algorithm algorithm, int root) {
   if (count < 0) fail(A2AV_ERR_ARG, "{}: negative count {}", name(collective), count);
+  call_memory() = MemoryTracker();
   Call call{private_comm(comm, kTagBase + static_cast<int>(collective)), Type(type), algorithm};
   if (root < 0 || root >= call.c.size)
     fail(A2AV_ERR_ARG, "{}: root {} is not a rank of a communicator of {}", name(collective), root,

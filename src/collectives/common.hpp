@@ -5,6 +5,8 @@
 
 #include <a2av/collectives.hpp>
 
+#include "core/memory.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -55,15 +57,23 @@ struct Type {
   }
 };
 
-// Fresh memory for `count` elements, addressed like a user buffer of the type.
+// The temporary memory of the calling thread's current collective (reset by start()).
+MemoryTracker& call_memory();
+
+// Fresh memory for `count` elements, addressed like a user buffer of the type; charged to
+// call_memory() while it lives.
 class Elements {
  public:
   Elements(const Type& type, std::int64_t count);
+  ~Elements();
+  Elements(const Elements&) = delete;
+  Elements& operator=(const Elements&) = delete;
   std::byte* data() const { return base_; }
 
  private:
   std::unique_ptr<std::byte[]> storage_;
   std::byte* base_ = nullptr;
+  std::int64_t bytes_ = 0;
 };
 
 void send(const void* buf, std::int64_t count, const Type& type, int peer, const Comm& c);

@@ -323,6 +323,21 @@ TEST_F(Collectives, Errors) {
   EXPECT_TRUE(y[0] == 0 && y[1] == 0);
 }
 
+// Temporary memory is accounted per call: a reduction needs room for a partner's vector
+// (Rabenseifner: at most the whole vector), a broadcast of a contiguous type none.
+TEST_F(Collectives, TemporaryMemoryIsAccounted) {
+  std::vector<int> x(1000, 1), y(1000);
+  coll::allreduce(x.data(), y.data(), 1000, MPI_INT, MPI_SUM, comm, Algorithm::rabenseifner);
+  EXPECT_EQ(y[999], size);
+  const std::int64_t vector_bytes = 1000 * sizeof(int);
+  if (size > 1) {
+    EXPECT_GT(coll::last_peak_temp_bytes(), 0);
+  }
+  EXPECT_LE(coll::last_peak_temp_bytes(), 2 * vector_bytes);
+  coll::bcast(x.data(), 1000, MPI_INT, 0, comm, Algorithm::binomial);
+  EXPECT_EQ(coll::last_peak_temp_bytes(), 0);
+}
+
 // The model is the lecture's formulas; auto picks an implemented algorithm.
 TEST(CollectiveModel, LectureFormulas) {
   const coll::Machine m{1e-6, 1e-9, 0};
