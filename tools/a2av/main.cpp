@@ -7,6 +7,7 @@
 #include "bench_command.hpp"
 #include "cli.hpp"
 #include "collectives_bench.hpp"
+#include "fixpoints_command.hpp"
 #include "inplace_bench.hpp"
 #include "model_command.hpp"
 #include "redistribute_bench.hpp"
@@ -40,6 +41,8 @@ int run(int argc, char** argv, int rank) {
   const CLI::App* model_command = a2av::bench::add_model_command(app, model);
   a2av::tune::TuneOptions tune;
   const CLI::App* tune_command = a2av::tune::add_tune_command(app, tune);
+  a2av::fixpoints::FixpointOptions fixpoints;
+  const CLI::App* fixpoints_command = a2av::fixpoints::add_fixpoints_command(app, fixpoints);
   try {
     app.parse(argc, argv);
     if (*bench_command && bench.inplace) {
@@ -64,6 +67,7 @@ int run(int argc, char** argv, int rank) {
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;
     if (*tune_command) return a2av::tune::run_tune(tune, command_line(argc, argv));
+    if (*fixpoints_command) return rank == 0 ? a2av::fixpoints::run_fixpoints(fixpoints) : 0;
   } catch (const CLI::ParseError& e) {
     const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
     return rc == 0 ? 0 : kUsageError;
