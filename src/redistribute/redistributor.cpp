@@ -44,16 +44,18 @@ void parse_algorithm(std::string_view text, Redistributor::State& s) {
 }
 
 // Agrees on the worst error code across ranks; throws it everywhere.
-void agree(const CommContext& ctx, int code, const std::string& message) {
-  int worst = code;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &worst, 1, MPI_INT, MPI_MAX, ctx.comm), "MPI_Allreduce");
-  if (worst == A2AV_SUCCESS) return;
-  throw Error(worst, code == worst ? message : "another rank rejected the redistribution");
+// Also agrees (MAX) on `flag`, which it returns.
+int agree(const CommContext& ctx, int code, const std::string& message, int flag = 0) {
+  int v[2] = {code, flag};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT, MPI_MAX, ctx.comm), "MPI_Allreduce");
+  if (v[0] == A2AV_SUCCESS) return v[1];
+  throw Error(v[0], code == v[0] ? message : "another rank rejected the redistribution");
 }
 
 // Local checks (ranges), then every destination checks that no two blocks claim the same
-// one of its blocks: one MPI_Alltoall of counts and one MPI_Alltoallv of indices.
-void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
+// one of its blocks: one MPI_Alltoall of counts and one MPI_Alltoallv of indices. Returns
+// whether any block leaves its rank.
+bool check_map(const Redistributor::State& s, std::span<const int> dest_rank,
                std::span<const MPI_Count> dest_index, MemoryTracker& memory) {
   const CommContext& ctx = *s.ctx;
   const int p = ctx.size;
@@ -114,7 +116,9 @@ void check_map(const Redistributor::State& s, std::span<const int> dest_rank,
       break;
     }
   memory.release(tracked);
-  agree(ctx, code, message);
+  int leaving = 0;
+  for (int r = 0; r < p; ++r) leaving |= r != ctx.rank && count[r] > 0;
+  return agree(ctx, code, message, leaving) != 0;
 }
 
 // auto: the cyclic scheduler moves every block once, straight home, and with its edges
@@ -177,7 +181,7 @@ RedistStats Redistributor::run(std::span<const int> dest_rank,
   State& s = *state_;
   MemoryTracker memory;
   memory.allocate(5 * s.ctx->size * static_cast<std::int64_t>(sizeof(std::int64_t)));
-  check_map(s, dest_rank, dest_index, memory);
+  const bool anything_leaves = check_map(s, dest_rank, dest_index, memory);
   RedistStats stats;
   redist::BlockStore store(s.blocks, s.nblocks, s.block_bytes, memory);
   for (std::int64_t i = 0; i < s.nblocks; ++i) {
@@ -185,9 +189,11 @@ RedistStats Redistributor::run(std::span<const int> dest_rank,
     store.index[i] = dest_index[i];
   }
   redist::Engine engine{*s.ctx, store, memory, stats};
-  const bool parking =
-      s.kind == Kind::parking || (s.kind == Kind::automatic && choose_parking(s, engine));
-  if (parking) {
+  const bool parking = s.kind == Kind::parking ||
+                       (s.kind == Kind::automatic && anything_leaves && choose_parking(s, engine));
+  if (!anything_leaves) {  // every block stays on its rank: no communication after the checks
+    stats.algorithm = "local";
+  } else if (parking) {
     stats.algorithm = "parking";
     redist::run_parking(engine);
   } else {

@@ -122,6 +122,7 @@ TEST(Redistribute, IdentityMovesNothing) {
   const Map map = shifted(sizes, p, 9);  // every block stays where it is
   for (const char* algorithm : kAlgorithms) {
     const RedistStats stats = expect_redistributes(map, sizes, 16, algorithm);
+    EXPECT_EQ(stats.algorithm, "local") << "nothing leaves a rank: no algorithm runs";
     EXPECT_EQ(stats.blocks_moved, 0);
     EXPECT_EQ(stats.steps, 0);
     EXPECT_EQ(stats.local_copies, 0);
