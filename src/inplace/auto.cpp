@@ -36,8 +36,8 @@ double replay_bitonic(State& s) {
   for_each_bitonic_step(rank, s.ctx.size, [&](int peer) {
     const Runs theirs = exchange_runs(s, peer);
     const bool lower = rank < peer;
-    const std::int64_t m = lower ? upper_share(s.runs, theirs, s.length())
-                                 : upper_share(theirs, s.runs, s.length());
+    const std::int64_t m =
+        lower ? upper_share(s.runs, theirs, s.length()) : upper_share(theirs, s.runs, s.length());
     s.runs = bitonic_keep(s.runs, theirs, m, lower, s.length());
     clock = meet_clock(s, peer, clock, static_cast<double>(m * s.elem()));
   });
@@ -78,8 +78,7 @@ double replay_pairwise(const State& s) {
         left -= given[d];
       }
       held[rank] += count;
-      check_mpi(MPI_Send(given.data(), size, MPI_INT64_T, peer, kClockTag, s.ctx.comm),
-                "MPI_Send");
+      check_mpi(MPI_Send(given.data(), size, MPI_INT64_T, peer, kClockTag, s.ctx.comm), "MPI_Send");
     }
     clock = meet_clock(s, peer, clock, static_cast<double>(count * s.elem()));
   }

@@ -35,8 +35,7 @@ void compare_split(State& s, int peer, bool lower) {
 
 }  // namespace
 
-std::int64_t upper_share(std::span<const Run> lower, std::span<const Run> upper,
-                         std::int64_t c) {
+std::int64_t upper_share(std::span<const Run> lower, std::span<const Run> upper, std::int64_t c) {
   std::size_t i = 0, j = 0;
   std::int64_t taken = 0, from_upper = 0;
   while (taken < c && j < upper.size()) {
