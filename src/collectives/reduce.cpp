@@ -8,31 +8,39 @@
 //    (P-1)/P n gamma for a power of two, the fold adds alpha + n (beta + gamma) otherwise.
 #include "collectives/halving.hpp"
 
+#include <optional>
+
 namespace a2av::coll {
 namespace {
 
 void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                      MPI_Op op, int root, const Comm& c) {
   const int tree_root = commutative(op) ? root : 0;
-  Elements acc(type, count), in(type, count);
-  std::byte *mine = acc.data(), *theirs = in.data();
-  copy(send_buf, mine, count, type);
+  // Leaves send the user's buffer as it is; only ranks with children need two buffers.
+  std::optional<Elements> acc, in;
+  std::byte *mine = nullptr, *theirs = nullptr;
+  auto result = [&]() -> const void* { return mine ? mine : send_buf; };
   const int v = relative(c.rank, tree_root, c.size);
   for (int mask = 1; mask < c.size; mask <<= 1) {
     if (v & mask) {
-      send(mine, count, type, absolute(v - mask, tree_root, c.size), c);
+      send(result(), count, type, absolute(v - mask, tree_root, c.size), c);
       break;
     }
     if (v + mask >= c.size) continue;
+    if (!mine) {
+      mine = acc.emplace(type, count).data();
+      theirs = in.emplace(type, count).data();
+      copy(send_buf, mine, count, type);
+    }
     // The child's ranks follow ours: ours is the left operand.
     recv(theirs, count, type, absolute(v + mask, tree_root, c.size), c);
     reduce_local(mine, theirs, count, type, op);
     std::swap(mine, theirs);
   }
   if (tree_root == root) {
-    if (c.rank == root) copy(mine, recv_buf, count, type);
+    if (c.rank == root) copy(result(), recv_buf, count, type);
   } else if (c.rank == tree_root) {
-    send(mine, count, type, root, c);
+    send(result(), count, type, root, c);
   } else if (c.rank == root) {
     recv(recv_buf, count, type, tree_root, c);
   }
