@@ -1,5 +1,7 @@
 #include "collectives_bench.hpp"
 
+#include "side_bench.hpp"
+
 #include "plan.hpp"
 #include "validate.hpp"
 #include "world.hpp"
@@ -11,8 +13,6 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -159,9 +159,7 @@ double reduce_gamma() {
     MPI_Reduce_local(a.data(), b.data(), n, MPI_INT, MPI_SUM);
     times.push_back(MPI_Wtime() - t0);
   }
-  double gamma = *std::min_element(times.begin(), times.end()) / (n * kElement);
-  MPI_Allreduce(MPI_IN_PLACE, &gamma, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return gamma;
+  return max_over_ranks(*std::min_element(times.begin(), times.end()) / (n * kElement));
 }
 
 struct Model {
@@ -188,11 +186,6 @@ struct Result {
   std::vector<double> seconds;
   double median = 0, vendor = 0, model = 0;
 };
-
-double median_of(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
 
 // Every algorithm once against the vendor on poisoned buffers; throws on a difference.
 void validate(Collective c, const std::vector<Algorithm>& algorithms, const std::vector<int>& send,
@@ -309,15 +302,9 @@ int run_collectives_bench(const BenchOptions& o, const std::string& command) {
     throw;
   }
   if (w.rank != 0) return 0;
-  std::ofstream file;
-  if (!o.output.empty()) file.open(o.output);
-  std::ostream& out = o.output.empty() ? std::cout : file;
-  if (o.format == "json")
-    out << to_json(results, model, w, command).dump(2) << "\n";
-  else
-    write_table(out, results, model, w, o);
-  if (!o.json.empty()) std::ofstream(o.json) << to_json(results, model, w, command).dump(2) << "\n";
-  return out ? 0 : 1;
+  return write_report(
+      o, [&](std::ostream& out) { write_table(out, results, model, w, o); },
+      to_json(results, model, w, command));
 }
 
 }  // namespace a2av::bench

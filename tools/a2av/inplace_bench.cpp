@@ -1,6 +1,7 @@
 #include "inplace_bench.hpp"
 
 #include "patterns.hpp"
+#include "side_bench.hpp"
 #include "world.hpp"
 
 #include <a2av/inplace.hpp>
@@ -12,11 +13,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -24,14 +22,6 @@ namespace a2av::bench {
 namespace {
 
 constexpr const char* kVendor = "MPI_Alltoallv";
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
 
 unsigned char value(int src, int dst, std::int64_t b) {
   return static_cast<unsigned char>(src * 131 + dst * 31 + b * 7 + (b >> 8));
@@ -73,16 +63,6 @@ bool received_correctly(const Case& c, int rank, int elem, const unsigned char* 
   return ok;
 }
 
-double max_over_ranks(double seconds) {
-  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return seconds;
-}
-
-std::int64_t max_over_ranks(std::int64_t value) {
-  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return value;
-}
-
 std::int64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -97,12 +77,6 @@ struct Result {
   std::vector<double> auto_estimates;  // inplace_auto: replayed {bitonic, pairwise} bytes
   bool validated = false;
 };
-
-void summarize(Result& r) {
-  auto s = r.seconds;
-  std::sort(s.begin(), s.end());
-  r.median = s.empty() ? 0 : s[s.size() / 2];
-}
 
 struct Settings {
   int iterations, warmup, elem;
@@ -163,7 +137,7 @@ Result time_vendor(const Case& c, const Settings& s, const World& w) {
 
 std::vector<std::string> inplace_specs(const std::string& algorithms) {
   if (algorithms == "all") return {"inplace_bitonic", "inplace_pairwise", "inplace_auto"};
-  return split(algorithms);
+  return split_list(algorithms);
 }
 
 void write_table(std::ostream& out, const std::vector<Result>& results, const World& w,
@@ -215,7 +189,7 @@ int run_inplace_bench(const BenchOptions& o, const std::string& command) {
   MPI_Type_commit(&type);
   const Settings s{o.iterations, o.warmup, o.element_bytes, type};
   std::vector<Case> cases;
-  for (const auto& pattern : split(o.pattern))
+  for (const auto& pattern : split_list(o.pattern))
     cases.push_back(make_case(pattern, o.elements, o.seed, w));
   std::vector<Result> results;
   // In-place first, in one buffer sized for the largest case: the RSS peak so far is the
@@ -238,26 +212,19 @@ int run_inplace_bench(const BenchOptions& o, const std::string& command) {
   MPI_Type_free(&type);
   std::vector<Result> all;
   for (Result& v : vendor) {
-    summarize(v);
+    v.median = median_of(v.seconds);
     v.ratio = 1;
     all.push_back(v);
     for (Result& r : results)
       if (r.pattern == v.pattern) {
-        summarize(r);
+        r.median = median_of(r.seconds);
         r.ratio = r.median / v.median;
         all.push_back(r);
       }
   }
   if (w.rank != 0) return 0;
-  std::ofstream file;
-  if (!o.output.empty()) file.open(o.output);
-  std::ostream& out = o.output.empty() ? std::cout : file;
-  if (o.format == "json")
-    out << to_json(all, w, o, command).dump(2) << "\n";
-  else
-    write_table(out, all, w, o);
-  if (!o.json.empty()) std::ofstream(o.json) << to_json(all, w, o, command).dump(2) << "\n";
-  return out ? 0 : 1;
+  return write_report(
+      o, [&](std::ostream& out) { write_table(out, all, w, o); }, to_json(all, w, o, command));
 }
 
 }  // namespace a2av::bench

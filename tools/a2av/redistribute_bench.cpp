@@ -1,5 +1,6 @@
 #include "redistribute_bench.hpp"
 
+#include "side_bench.hpp"
 #include "world.hpp"
 
 #include <a2av/redistribute.hpp>
@@ -9,10 +10,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -113,12 +111,6 @@ bool arrived_intact(const Map& map, const std::vector<unsigned char>& blocks, st
   return ok;
 }
 
-template <class T>
-T max_over_ranks(T v, MPI_Datatype type) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, type, MPI_MAX, MPI_COMM_WORLD);
-  return v;
-}
-
 struct Result {
   std::string experiment, requested, ran;
   std::int64_t free_per_rank = 0;
@@ -140,7 +132,7 @@ Result measure(const Map& map, const std::string& algorithm, const BenchOptions&
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     const RedistStats stats = redistributor.run(map.rank, map.index);
-    const double t = max_over_ranks(MPI_Wtime() - t0, MPI_DOUBLE);
+    const double t = max_over_ranks(MPI_Wtime() - t0);
     if (it == 0) {
       r.validated = arrived_intact(map, blocks, o.blocks, o.block_bytes, w);
       if (!r.validated)
@@ -148,24 +140,14 @@ Result measure(const Map& map, const std::string& algorithm, const BenchOptions&
       r.ran = stats.algorithm;
       r.moved = stats.blocks_moved;
       MPI_Allreduce(MPI_IN_PLACE, &r.moved, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-      r.steps = max_over_ranks(stats.steps, MPI_INT64_T);
-      r.peak_bytes = max_over_ranks(stats.peak_temp_bytes, MPI_INT64_T);
-      r.depth = max_over_ranks(stats.schedule_depth, MPI_INT64_T);
+      r.steps = max_over_ranks(stats.steps);
+      r.peak_bytes = max_over_ranks(stats.peak_temp_bytes);
+      r.depth = max_over_ranks(stats.schedule_depth);
     }
     if (it >= o.warmup) r.seconds.push_back(t);
   }
-  auto s = r.seconds;
-  std::sort(s.begin(), s.end());
-  r.median = s[s.size() / 2];
+  r.median = median_of(r.seconds);
   return r;
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
 }
 
 void write_table(std::ostream& out, const std::vector<Result>& results, const World& w,
@@ -212,20 +194,14 @@ int run_redistribute_bench(const BenchOptions& o, const std::string& command) {
   const World w = find_world();
   std::vector<unsigned char> blocks(static_cast<std::size_t>(o.blocks * o.block_bytes));
   std::vector<Result> results;
-  for (const std::string& item : split(o.experiments))
+  for (const std::string& item : split_list(o.experiments))
     for (const Map& map : experiment_maps(std::stoi(item), w, o.blocks))
-      for (const std::string& algorithm : split(o.algorithms))
+      for (const std::string& algorithm : split_list(o.algorithms))
         results.push_back(measure(map, algorithm, o, w, blocks));
   if (w.rank != 0) return 0;
-  std::ofstream file;
-  if (!o.output.empty()) file.open(o.output);
-  std::ostream& out = o.output.empty() ? std::cout : file;
-  if (o.format == "json")
-    out << to_json(results, w, o, command).dump(2) << "\n";
-  else
-    write_table(out, results, w, o);
-  if (!o.json.empty()) std::ofstream(o.json) << to_json(results, w, o, command).dump(2) << "\n";
-  return out ? 0 : 1;
+  return write_report(
+      o, [&](std::ostream& out) { write_table(out, results, w, o); },
+      to_json(results, w, o, command));
 }
 
 }  // namespace a2av::bench
