@@ -220,14 +220,31 @@ std::vector<std::int64_t> slots_bound_for(const BlockStore& store, std::int64_t 
   return slots;
 }
 
+// The slots are found once per action, not per increment: the blocks to send, and the
+// free slots a receive-only action fills; a send-receive receives its first increment into
+// free slots and each later one into the slots the previous increment sent from.
 void execute(Engine& e, const Action& a) {
+  const std::vector<std::int64_t> outgoing =
+      a.kind == kRecv ? std::vector<std::int64_t>{} : slots_bound_for(e.store, a.to, a.quantity);
+  std::vector<std::int64_t> into =
+      a.kind == kSend ? std::vector<std::int64_t>{}
+                      : e.store.free_slots(a.kind == kRecv ? a.quantity : a.increment);
   for (std::int64_t done = 0; done < a.quantity; done += a.increment) {
     const std::int64_t n = std::min(a.increment, a.quantity - done);
     std::vector<SlotTransfer> sends, receives;
-    if (a.kind != kRecv)
-      sends.push_back({static_cast<int>(a.to), slots_bound_for(e.store, a.to, n)});
-    if (a.kind != kSend) receives.push_back({static_cast<int>(a.from), e.store.free_slots(n)});
+    std::vector<std::int64_t> sent;
+    if (a.kind != kRecv) {
+      sent.assign(outgoing.begin() + done, outgoing.begin() + done + n);
+      sends.push_back({static_cast<int>(a.to), sent});
+    }
+    if (a.kind == kRecv) {
+      receives.push_back(
+          {static_cast<int>(a.from), {into.begin() + done, into.begin() + done + n}});
+    } else if (a.kind == kSendRecv) {
+      receives.push_back({static_cast<int>(a.from), {into.begin(), into.begin() + n}});
+    }
     transfer(e, sends, receives);
+    if (a.kind == kSendRecv) into = std::move(sent);
   }
   ++e.stats.steps;
 }
