@@ -27,20 +27,6 @@ std::int64_t pack_real(const std::byte* window, std::span<const Run> pieces, std
   return packed;
 }
 
-// The real elements of `pieces` arrived packed at the window's start: move each to its
-// position, last first (positions only grow).
-void spread_real(std::byte* window, std::span<const Run> pieces, std::int64_t elem) {
-  std::int64_t pos = total_length(pieces), packed = real_length(pieces);
-  for (auto r = pieces.rbegin(); r != pieces.rend(); ++r) {
-    pos -= r->length;
-    if (r->filler) continue;
-    packed -= r->length;
-    if (packed != pos)
-      std::memmove(window + pos * elem, window + packed * elem,
-                   static_cast<std::size_t>(r->length * elem));
-  }
-}
-
 }  // namespace
 
 Runs initial_runs(int rank, const Layout& layout) {
@@ -68,8 +54,16 @@ Runs initial_runs(int rank, const Layout& layout) {
   return runs;
 }
 
-void spread_to_runs(std::byte* base, std::int64_t elem, std::span<const Run> runs) {
-  spread_real(base, runs, elem);
+void spread_to_runs(std::byte* window, std::int64_t elem, std::span<const Run> pieces) {
+  std::int64_t pos = total_length(pieces), packed = real_length(pieces);
+  for (auto r = pieces.rbegin(); r != pieces.rend(); ++r) {
+    pos -= r->length;
+    if (r->filler) continue;
+    packed -= r->length;
+    if (packed != pos)
+      std::memmove(window + pos * elem, window + packed * elem,
+                   static_cast<std::size_t>(r->length * elem));
+  }
 }
 
 bool is_final(int rank, const Layout& layout, std::span<const Run> runs) {
@@ -153,7 +147,7 @@ void swap_range(State& state, int peer, std::byte* range, std::span<const Run> m
     const int slot = index / 2;
     if (requests[2 * slot] != MPI_REQUEST_NULL || requests[2 * slot + 1] != MPI_REQUEST_NULL)
       continue;
-    spread_real(at[slot], arriving[slot], elem);
+    spread_to_runs(at[slot], elem, arriving[slot]);
     start(slot);
   }
 }

@@ -45,8 +45,9 @@ struct State {
 // [i*C - sum_{k<i} send total(k), ...), destination by destination).
 Runs initial_runs(int rank, const Layout& layout);
 
-// Moves the packed send data (send[0], send[1], ... back to back) to the positions of
-// their runs: fillers become gaps. Backwards, so no byte is overwritten before it moves.
+// The real elements of `runs` lie packed at `base` (the send data before the exchange, or a
+// window's arrivals): moves each to its run's position, fillers becoming gaps. Backwards,
+// so no byte is overwritten before it moves.
 void spread_to_runs(std::byte* base, std::int64_t elem_size, std::span<const Run> runs);
 
 // Whether `runs` is what rank `rank` must end with: its real keys then its fillers.
