@@ -15,12 +15,13 @@ namespace a2av {
 
 struct Exchange {
   const CommContext& ctx;
-  const ByteBlocks& send;        // send.bytes[j]: bytes for rank j
-  const ByteBlocks& recv;        // recv.bytes[j]: bytes expected from rank j
-  std::int64_t max_block_bytes;  // agreed: the largest block of any rank
-  MemoryTracker& memory;         // charge every temporary buffer here
-  Mismatch& mismatch;            // count disagreements seen while data moved
-  const Call& call;              // the user's arguments (for the vendor call)
+  const ByteBlocks& send;         // send.bytes[j]: bytes for rank j
+  const ByteBlocks& recv;         // recv.bytes[j]: bytes expected from rank j
+  std::int64_t max_block_bytes;   // agreed: the largest block of any rank
+  MemoryTracker& memory;          // charge every temporary buffer here
+  Mismatch& mismatch;             // count disagreements seen while data moved
+  const Call& call;               // the user's arguments (for the vendor call)
+  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (direct algorithms only)
 };
 
 // Resolved parameters of one algorithm, by key.

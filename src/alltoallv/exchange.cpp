@@ -33,23 +33,25 @@ bool env_flag(const char* name) {
   return value && std::strcmp(value, "") != 0 && std::strcmp(value, "0") != 0;
 }
 
+// Environment settings are read once per process: a call must not pay for getenv.
 std::string_view chosen_spec_text(std::string_view spec) {
+  static const char* env = std::getenv("A2AV_ALGORITHM");
   if (!spec.empty()) return spec;
-  const char* env = std::getenv("A2AV_ALGORITHM");
   return env && *env ? std::string_view(env) : std::string_view("auto");
 }
 
 // With validation: every rank learns what each peer will send it and compares.
 void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_bytes,
                   const std::vector<std::int64_t>& recv_bytes, LocalStatus& status) {
+  // A rank whose arguments failed sends -1: its own error is what the ranks agree on.
   std::vector<std::int64_t> incoming(ctx.size), outgoing = send_bytes;
-  outgoing.resize(ctx.size, 0);  // zeros from a rank whose arguments failed
+  outgoing.resize(ctx.size, -1);
   check_mpi(
       MPI_Alltoall(outgoing.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, ctx.comm),
       "MPI_Alltoall");
   if (status.code != A2AV_SUCCESS) return;
   for (int peer = 0; peer < ctx.size; ++peer)
-    if (incoming[peer] != recv_bytes[peer])
+    if (incoming[peer] >= 0 && incoming[peer] != recv_bytes[peer])
       return status.set(A2AV_ERR_COUNTS,
                         fmt::format("rank {} sends {} bytes to rank {}, which expects {}", peer,
                                     incoming[peer], ctx.rank, recv_bytes[peer]));
@@ -68,7 +70,7 @@ const Spec& parse_checked(std::string_view text, LocalStatus& status) {
     return cached_spec(text);
   } catch (const Error& e) {
     status.set(e.code(), e.what());
-    return cached_spec("vendor");
+    return cached_spec("auto");  // agree the error the way ranks with the default spec do
   }
 }
 
@@ -128,25 +130,46 @@ Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t
       ExchangeStats{ctx.size, ctx.node_size, v[kMaxBlock], v[kTotal] / blocks, v[kEmpty] / blocks}};
 }
 
-// Resolves auto from the agreed statistics; with A2AV_VERBOSE, rank 0 says why.
-const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats& stats) {
+// Resolves auto from the agreed statistics, or from P alone where the choice needs none
+// (`stats` null); with A2AV_VERBOSE, rank 0 says why.
+const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
   static const bool verbose = env_flag("A2AV_VERBOSE");
   const bool explain = verbose && ctx.rank == 0;
-  const Choice choice = choose_algorithm(stats, explain);
-  if (explain)
+  const Choice choice =
+      choose_algorithm(stats ? *stats : ExchangeStats{ctx.size, ctx.node_size, 0, 0, 0}, explain);
+  if (explain && stats)
     std::fprintf(stderr,
                  "a2av: auto chose %.*s (%s) for P=%d, ranks per node %d, largest block %lld B, "
                  "mean block %.1f B, %.0f%% empty\n",
                  static_cast<int>(choice.spec.size()), choice.spec.data(), choice.reason.c_str(),
-                 stats.size, stats.ranks_per_node, static_cast<long long>(stats.max_block),
-                 stats.mean_block, 100 * stats.sparsity);
+                 stats->size, stats->ranks_per_node, static_cast<long long>(stats->max_block),
+                 stats->mean_block, 100 * stats->sparsity);
+  if (explain && !stats)
+    std::fprintf(stderr,
+                 "a2av: auto chose %.*s (%s) for P=%d, ranks per node %d, from P alone; errors "
+                 "are agreed in band, without an allreduce\n",
+                 static_cast<int>(choice.spec.size()), choice.spec.data(), choice.reason.c_str(),
+                 ctx.size, ctx.node_size);
   return cached_spec(choice.spec);
+}
+
+// The direct algorithm that runs when errors can be agreed in band (core/p2p.hpp,
+// PeerErrors): the spec names one, or auto picks one from P alone. Null when the ranks must
+// agree before data moves: validation, MPI_IN_PLACE (a swap cannot be undone), and any
+// algorithm or choice that needs the agreed statistics.
+const Spec* in_band_choice(const Spec& spec, const CommContext& ctx, const Call& call,
+                           bool validating) {
+  if (ctx.size == 1 || validating || call.in_place()) return nullptr;
+  if (spec.algorithm->run) return spec.algorithm->direct ? &spec : nullptr;
+  if (choice_needs_statistics(ctx.size)) return nullptr;
+  const Spec& chosen = resolve_auto(ctx, nullptr);
+  return chosen.algorithm->direct ? &chosen : nullptr;
 }
 
 }  // namespace
 
 Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,
-                           MemoryTracker& memory) {
+                           bool in_band_allowed, MemoryTracker& memory) {
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   const Spec* spec = &parse_checked(chosen_spec_text(spec_text), status);
@@ -155,7 +178,7 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
   CheckedCall checked = check_call(call, ctx.size);
   if (checked.code) status.set(checked.code, checked.message);
   std::optional<NormalizedCall> normalized;
-  if (!checked.code && spec->algorithm->run != run_vendor) {
+  if (!status.code && spec->algorithm->run != run_vendor) {
     try {  // before agreeing, so that a failed allocation is agreed like any other error
       normalized.emplace(call, checked, memory);
     } catch (const std::bad_alloc&) {
@@ -172,7 +195,15 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
   if (status.code == A2AV_SUCCESS && send_bytes[ctx.rank] != recv_bytes[ctx.rank])
     status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
-  const bool validating = validate || spec->validate || env_flag("A2AV_VALIDATE");
+  static const bool validate_env = env_flag("A2AV_VALIDATE");
+  const bool validating = validate || spec->validate || validate_env;
+  const Spec* direct = in_band_allowed ? in_band_choice(*spec, ctx, call, validating) : nullptr;
+  if (direct && status.code) {
+    PeerErrors peers;
+    announce_error(ctx.comm, status.code, peers);
+    throw Error(std::max(status.code, peers.code()), status.message);
+  }
+  if (direct) return {&ctx, direct, std::move(normalized), 0, true};
   if (validating) check_counts(ctx, send_bytes, recv_bytes, status);
   if (!spec->algorithm->run && status.code == A2AV_SUCCESS) {
     try {
@@ -187,8 +218,8 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
-  if (!spec->algorithm->run) spec = &resolve_auto(ctx, agreed.stats);
-  return {&ctx, spec, std::move(normalized), agreed.stats.max_block};
+  if (!spec->algorithm->run) spec = &resolve_auto(ctx, &agreed.stats);
+  return {&ctx, spec, std::move(normalized), agreed.stats.max_block, false};
 }
 
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
@@ -206,16 +237,19 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
     return mismatch.raise();
   }
   normalized.begin();
-  prepared.spec->algorithm->run({*prepared.ctx, normalized.send(), normalized.recv(),
-                                 prepared.max_block, memory, mismatch, call},
-                                prepared.spec->params);
+  PeerErrors peers;
+  prepared.spec->algorithm->run(
+      {*prepared.ctx, normalized.send(), normalized.recv(), prepared.max_block, memory, mismatch,
+       call, prepared.in_band ? &peers : nullptr},
+      prepared.spec->params);
+  peers.raise();
   mismatch.raise();
   normalized.finish();
 }
 
 CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   MemoryTracker memory;
-  Prepared prepared = prepare_alltoallv(call, spec_text, validate, memory);
+  Prepared prepared = prepare_alltoallv(call, spec_text, validate, true, memory);
   execute(call, prepared, memory);
   const CommContext& ctx = *prepared.ctx;
   return {prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};

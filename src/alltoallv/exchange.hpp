@@ -1,6 +1,7 @@
 // The driver every entry point calls: checks arguments, agrees on errors (and, with
-// validation, on counts) across ranks before any data moves, resolves the algorithm,
-// normalises the buffers and runs it.
+// validation, on counts) across ranks, resolves the algorithm, normalises the buffers and
+// runs it. Errors are agreed before any data moves, or, for the direct algorithms, in band
+// while it moves (docs/errors.md).
 #pragma once
 
 #include <a2av/alltoallv.hpp>
@@ -32,14 +33,16 @@ struct Prepared {
   const CommContext* ctx;
   const Spec* spec;                          // the algorithm that runs (auto already resolved)
   std::optional<NormalizedCall> normalized;  // absent when vendor was asked for
-  std::int64_t max_block;                    // agreed largest block of any rank
+  std::int64_t max_block;                    // agreed largest block of any rank (0 in band)
+  bool in_band;                              // errors are agreed while the data moves
 };
 
 // Collective; throws a2av::Error, the same code on every rank for argument errors and for
 // packing buffers that cannot be allocated (they are allocated, charged to `memory`,
-// before the ranks agree).
+// before the ranks agree). With `in_band_allowed`, a direct algorithm agrees on errors
+// while the data moves instead of in an allreduce before (a plan agrees once, before).
 Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validate,
-                           MemoryTracker& memory);
+                           bool in_band_allowed, MemoryTracker& memory);
 
 // Runs a prepared exchange (not vendor).
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);

@@ -8,7 +8,8 @@ namespace a2av {
 
 void run_linear(const Exchange& ex, const Params&) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
-  Requests requests;
+  Requests requests(ex.in_band);
+  requests.reserve(2 * size);
   for (int peer = 0; peer < size; ++peer)
     if (peer != me) requests.irecv(ex.recv.at(peer), ex.recv.bytes[peer], peer, 0, ex.ctx.comm);
   for (int peer = 0; peer < size; ++peer)

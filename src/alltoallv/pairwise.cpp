@@ -12,7 +12,7 @@ void run_pairwise(const Exchange& ex, const Params&) {
   for (int i = 1; i < size; ++i) {
     const int to = (me + i) % size, from = (me - i + size) % size;
     sendrecv(ex.send.at(to), ex.send.bytes[to], to, ex.recv.at(from), ex.recv.bytes[from], from, 0,
-             ex.ctx.comm, ex.mismatch);
+             ex.ctx.comm, ex.mismatch, ex.in_band);
   }
 }
 

@@ -25,7 +25,7 @@ struct Plan::State {
         call{user.sendbuf, data_or_null(sendcounts), data_or_null(sdispls), user.sendtype,
              user.recvbuf, data_or_null(recvcounts), data_or_null(rdispls), user.recvtype,
              user.comm},
-        prepared(prepare_alltoallv(call, spec_text, validate, memory)),
+        prepared(prepare_alltoallv(call, spec_text, validate, false, memory)),
         spec(*prepared.spec) {
     prepared.spec = &spec;
   }

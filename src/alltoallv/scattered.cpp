@@ -15,7 +15,7 @@ void run_scattered(const Exchange& ex, const Params& params) {
   copy_self_block(ex);
   for (int first = 1; first < size; first += batch) {
     const int last = std::min(size, first + batch);
-    Requests requests;
+    Requests requests(ex.in_band);
     for (int i = first; i < last; ++i) {
       const int from = (me - i + size) % size;
       requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, 0, ex.ctx.comm);

@@ -9,7 +9,8 @@ namespace a2av {
 
 void run_spread_out(const Exchange& ex, const Params&) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
-  Requests requests;
+  Requests requests(ex.in_band);
+  requests.reserve(2 * size);
   for (int i = 1; i < size; ++i) {
     const int from = (me - i + size) % size;
     requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, 0, ex.ctx.comm);

@@ -53,7 +53,11 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     std::int64_t begin, end;
     int peer;
   };
-  std::vector<Span> spans;
+  // Blocks of a non-contiguous type may interleave without sharing a byte; only contiguous
+  // receive blocks are checked (a span test would reject valid strided layouts).
+  const bool check_overlap = is_recv && type.contiguous;
+  thread_local std::vector<Span> spans;  // kept between calls: no allocation per call
+  spans.clear();
   for (int peer = 0; peer < comm_size; ++peer) {
     const std::int64_t count = side.counts[peer];
     if (count < 0) {
@@ -74,16 +78,16 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
           name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
     }
-    spans.push_back({start, end, peer});
+    if (check_overlap) spans.push_back({start, end, peer});
   }
   if (has_data && side.buf == nullptr && type.true_lb == 0) {
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
     return A2AV_ERR_ARG;
   }
-  // Blocks of a non-contiguous type may interleave without sharing a byte; only
-  // contiguous blocks are checked (a span test would reject valid strided layouts).
-  if (!is_recv || !type.contiguous || spans.size() < 2) return A2AV_SUCCESS;
-  std::sort(spans.begin(), spans.end(), [](auto& a, auto& b) { return a.begin < b.begin; });
+  if (spans.size() < 2) return A2AV_SUCCESS;
+  const auto by_begin = [](auto& a, auto& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(spans.begin(), spans.end(), by_begin))  // usually in rank order already
+    std::sort(spans.begin(), spans.end(), by_begin);
   for (std::size_t i = 1; i < spans.size(); ++i) {
     if (spans[i].begin < spans[i - 1].end) {
       message = fmt::format("receive blocks for ranks {} and {} overlap", spans[i - 1].peer,

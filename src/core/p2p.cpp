@@ -8,11 +8,18 @@
 namespace a2av {
 namespace {
 
+// In-band tags: a piece with more to follow, and the error tags (kErrorTag + code). The last
+// (or only) piece of a block carries the algorithm's tag, 0 for the direct algorithms.
+constexpr int kMorePieces = 1;
+constexpr int kErrorTag = 16;
+
+// Calls post(offset, length, last) per piece; at least one (empty) piece when `at_least_one`.
 template <class Post>
-void for_each_piece(std::int64_t bytes, Post post) {
+void for_each_piece(std::int64_t bytes, bool at_least_one, Post post) {
   const std::int64_t piece = max_piece();
+  if (bytes == 0 && at_least_one) return post(0, 0, true);
   for (std::int64_t done = 0; done < bytes; done += piece)
-    post(done, static_cast<int>(std::min(piece, bytes - done)));
+    post(done, static_cast<int>(std::min(piece, bytes - done)), done + piece >= bytes);
 }
 
 // MPICH raises errors of request completion (a truncated receive) on MPI_COMM_WORLD's
@@ -46,21 +53,84 @@ std::int64_t max_piece() {
   return piece;
 }
 
+void PeerErrors::note(int rank, int code) {
+  ranks_.push_back(rank);
+  if (code > code_ || (code == code_ && rank < rank_)) {
+    code_ = code;
+    rank_ = rank;
+  }
+}
+
+bool PeerErrors::from(int rank) const {
+  return std::find(ranks_.begin(), ranks_.end(), rank) != ranks_.end();
+}
+
+void PeerErrors::raise() const {
+  if (code_ != A2AV_SUCCESS)
+    fail(code_, "rank {} rejected its arguments: {}", rank_, A2AV_Error_string(code_));
+}
+
+void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
+  int rank = 0, size = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<MPI_Request> sends;
+  for (int peer = 0; peer < size; ++peer) {
+    if (peer == rank) continue;
+    sends.push_back(MPI_REQUEST_NULL);
+    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kErrorTag + code, comm, &sends.back()),
+              "MPI_Isend");
+  }
+  // Probing without blocking: a peer may be waiting for another peer before it sends here.
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  std::vector<bool> drained(size, false);
+  drained[rank] = true;
+  for (int left = size - 1; left > 0;) {
+    for (int peer = 0; peer < size; ++peer) {
+      int found = 0;
+      MPI_Message message;
+      MPI_Status status;
+      if (drained[peer]) continue;
+      check_mpi(MPI_Improbe(peer, MPI_ANY_TAG, comm, &found, &message, &status), "MPI_Improbe");
+      if (!found) continue;
+      MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: not wanted
+      if (status.MPI_TAG >= kErrorTag) peers.note(peer, status.MPI_TAG - kErrorTag);
+      if (status.MPI_TAG != kMorePieces) {
+        drained[peer] = true;
+        --left;
+      }
+    }
+  }
+  check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+}
+
 void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   const auto* base = static_cast<const std::byte*>(data);
-  for_each_piece(bytes, [&](std::int64_t at, int n) {
+  for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool last) {
     requests_.push_back(MPI_REQUEST_NULL);
     expected_.push_back(-1);
-    check_mpi(MPI_Isend(base + at, n, MPI_BYTE, peer, tag, comm, &requests_.back()), "MPI_Isend");
+    const int piece_tag = in_band_ && !last ? kMorePieces : tag;
+    check_mpi(MPI_Isend(base + at, n, MPI_BYTE, peer, piece_tag, comm, &requests_.back()),
+              "MPI_Isend");
   });
 }
 
 void Requests::irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   auto* base = static_cast<std::byte*>(data);
-  for_each_piece(bytes, [&](std::int64_t at, int n) {
+  if (!in_band_) return post_recv_pieces(base, bytes, peer, tag, comm);
+  // The first piece may be an error tag instead; the rest wait until it has come.
+  const std::int64_t first = std::min(bytes, max_piece());
+  post_recv_pieces(base, first, peer, MPI_ANY_TAG, comm);
+  if (bytes > first) rest_.push_back({base + first, bytes - first, peer, comm});
+}
+
+void Requests::post_recv_pieces(std::byte* data, std::int64_t bytes, int peer, int tag,
+                                MPI_Comm comm) {
+  for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool) {
     requests_.push_back(MPI_REQUEST_NULL);
     expected_.push_back(n);
-    check_mpi(MPI_Irecv(base + at, n, MPI_BYTE, peer, tag, comm, &requests_.back()), "MPI_Irecv");
+    check_mpi(MPI_Irecv(data + at, n, MPI_BYTE, peer, tag, comm, &requests_.back()), "MPI_Irecv");
   });
 }
 
@@ -74,7 +144,19 @@ void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {
 }
 
 void Requests::wait_all(Mismatch& mismatch) {
-  std::vector<MPI_Status> statuses(requests_.size());
+  wait_posted(mismatch);
+  while (!rest_.empty()) {
+    const auto rest = std::move(rest_);
+    rest_.clear();
+    for (const Rest& r : rest)
+      if (!in_band_->from(r.peer)) post_recv_pieces(r.data, r.bytes, r.peer, MPI_ANY_TAG, r.comm);
+    wait_posted(mismatch);
+  }
+}
+
+void Requests::wait_posted(Mismatch& mismatch) {
+  thread_local std::vector<MPI_Status> statuses;  // kept between calls: no allocation per call
+  statuses.resize(requests_.size());
   [[maybe_unused]] const WorldErrorsReturn guard;
   const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
   const auto expected = std::move(expected_);
@@ -97,6 +179,10 @@ void Requests::wait_all(Mismatch& mismatch) {
       }
     }
     if (expected[i] < 0) continue;
+    if (in_band_ && status.MPI_TAG >= kErrorTag) {
+      in_band_->note(status.MPI_SOURCE, status.MPI_TAG - kErrorTag);
+      continue;
+    }
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
     if (got != expected[i])
@@ -107,8 +193,9 @@ void Requests::wait_all(Mismatch& mismatch) {
 }
 
 void sendrecv(const void* send, std::int64_t send_bytes, int dest, void* recv,
-              std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch) {
-  Requests requests;
+              std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch,
+              PeerErrors* in_band) {
+  Requests requests(in_band);
   requests.irecv(recv, recv_bytes, source, tag, comm);
   requests.isend(send, send_bytes, dest, tag, comm);
   requests.wait_all(mismatch);

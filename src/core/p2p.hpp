@@ -23,11 +23,38 @@ class Mismatch {
   std::string message_;
 };
 
+// In-band agreement on argument errors, for the algorithms that send each peer its block
+// directly (docs/errors.md). Every rank sends every peer at least one message, an empty one
+// for an empty block, and receives each peer's first piece with any tag. A rank that rejected
+// its arguments sends each peer instead one empty message whose tag carries its error code,
+// and drains what the peers send it. So every rank learns every other rank's error while the
+// data moves, and no allreduce has to come before the exchange.
+class PeerErrors {
+ public:
+  void note(int rank, int code);
+  bool from(int rank) const;
+  int code() const { return code_; }  // the largest code seen; A2AV_SUCCESS if none
+  void raise() const;                 // throws that code, naming the lowest rank with it
+
+ private:
+  int code_ = 0;
+  int rank_ = -1;
+  std::vector<int> ranks_;
+};
+
+// For a rank whose arguments failed with `code` under in-band agreement: sends every peer the
+// code's tag and drains every message each peer sends this rank, noting their errors.
+void announce_error(MPI_Comm comm, int code, PeerErrors& peers);
+
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
 
 class Requests {
  public:
+  Requests() = default;
+  // In-band agreement (see PeerErrors): an empty block is still one message, and a peer's
+  // error tag is noted in `in_band` instead of data.
+  explicit Requests(PeerErrors* in_band) : in_band_(in_band) {}
   void isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   void irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   // Takes over a request posted elsewhere; expected_bytes < 0 for a send.
@@ -36,14 +63,32 @@ class Requests {
   // sender's count disagreed), is noted in `mismatch`; other failures throw A2AV_ERR_MPI.
   void wait_all(Mismatch& mismatch);
   bool empty() const { return requests_.empty(); }
+  void reserve(std::size_t messages) {
+    requests_.reserve(messages);
+    expected_.reserve(messages);
+  }
 
  private:
+  // The pieces after the first of an in-band receive: posted once the first piece showed
+  // that the peer sends data rather than an error.
+  struct Rest {
+    std::byte* data;
+    std::int64_t bytes;
+    int peer;
+    MPI_Comm comm;
+  };
+  void post_recv_pieces(std::byte* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
+  void wait_posted(Mismatch& mismatch);
+
   std::vector<MPI_Request> requests_;
   std::vector<std::int64_t> expected_;  // bytes per request; -1 for sends
+  PeerErrors* in_band_ = nullptr;
+  std::vector<Rest> rest_;
 };
 
 // Blocking exchange of two byte ranges with (possibly different) peers.
 void sendrecv(const void* send, std::int64_t send_bytes, int dest, void* recv,
-              std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch);
+              std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch,
+              PeerErrors* in_band = nullptr);
 
 }  // namespace a2av

@@ -1,5 +1,8 @@
 // Bad input: every error code, returned by every rank alike where the error concerns the
-// exchange, with the send and receive buffers left as they were.
+// exchange, with the send buffer left as it was, and the receive buffer too where the ranks
+// agree before data moves. The direct algorithms agree in band, while data moves
+// (docs/errors.md): there a rank's receive buffer may hold the blocks of peers that had no
+// error, but never a byte from the rank that had one.
 #include "harness.hpp"
 
 #include <cstdlib>
@@ -8,17 +11,28 @@
 namespace a2av::test {
 namespace {
 
-// A small valid exchange (2 ints to every rank) that each test breaks in one way.
+// A small valid exchange (n ints to every rank) that each test breaks in one way.
 struct Case {
   int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
-  std::vector<MPI_Count> sc = std::vector<MPI_Count>(size, 2), rc = sc;
+  int n = 2;
+  std::vector<MPI_Count> sc = std::vector<MPI_Count>(size, n), rc = sc;
   std::vector<MPI_Aint> sd = displs(), rd = displs();
-  std::vector<int> send = std::vector<int>(2 * size, 7), recv = std::vector<int>(2 * size, -1);
+  std::vector<int> send = std::vector<int>(n * size, 7), recv = std::vector<int>(n * size, -1);
   MPI_Datatype send_type = MPI_INT, recv_type = MPI_INT;
+
+  Case() = default;
+  explicit Case(int per_block)
+      : n(per_block),
+        sc(size, n),
+        rc(sc),
+        sd(displs()),
+        rd(displs()),
+        send(n * size, 7),
+        recv(n * size, -1) {}
 
   std::vector<MPI_Aint> displs() const {
     std::vector<MPI_Aint> d(size);
-    for (int p = 0; p < size; ++p) d[p] = 2 * p;
+    for (int p = 0; p < size; ++p) d[p] = n * p;
     return d;
   }
   int run(const std::string& spec, const void* sendbuf = nullptr, void* recvbuf = nullptr) {
@@ -34,8 +48,22 @@ struct Case {
     return lo == hi ? lo : -1;
   }
   void expect_untouched() const {
-    EXPECT_EQ(send, std::vector<int>(2 * size, 7));
-    EXPECT_EQ(recv, std::vector<int>(2 * size, -1));
+    EXPECT_EQ(send, std::vector<int>(n * size, 7));
+    EXPECT_EQ(recv, std::vector<int>(n * size, -1));
+  }
+  // After `failing` rejected its arguments: the send buffer as it was everywhere; the receive
+  // buffer too, except that with in-band agreement other ranks may hold their peers' blocks,
+  // but nothing from `failing`.
+  void expect_untouched_after_error_of(int failing, const std::string& spec) const {
+    if (me == failing || !agrees_in_band(spec)) return expect_untouched();
+    EXPECT_EQ(send, std::vector<int>(n * size, 7)) << spec;
+    for (int k = 0; k < n; ++k) EXPECT_EQ(recv[n * failing + k], -1) << spec;
+  }
+  bool agrees_in_band(const std::string& spec) const {
+    const std::string name = spec.substr(0, spec.find(':'));
+    return size > 1 && !std::getenv("A2AV_VALIDATE") &&
+           (name == "auto" || name == "linear" || name == "spread_out" || name == "scattered" ||
+            name == "pairwise");
   }
 };
 
@@ -52,7 +80,31 @@ TEST(Errors, NegativeCountOnOneRankFailsEverywhere) {
       EXPECT_NE(std::string(A2AV_Last_error_message()).find("negative"), std::string::npos);
       c.sc[0] = 2;
     }
-    c.expect_untouched();
+    c.expect_untouched_after_error_of(c.size - 1, spec);
+  }
+}
+
+TEST(Errors, NegativeCountWithBlocksOfManyPieces) {
+  // 100 ints per block: under A2AV_MAX_MESSAGE=64 (test_errors_pieces) every block is 7
+  // pieces, which the failing rank must drain and its peers must not wait for.
+  for (const auto& spec : kAlgorithms) {
+    Case c(100);
+    if (c.me == 0) c.sc[c.size - 1] = -1;
+    EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_ARG) << spec;
+    if (c.me == 0) c.sc[c.size - 1] = 100;
+    c.expect_untouched_after_error_of(0, spec);
+    EXPECT_EQ(c.run(spec), A2AV_SUCCESS) << spec << ": " << A2AV_Last_error_message();
+    EXPECT_EQ(c.recv, std::vector<int>(100 * c.size, 7)) << spec << ": the next call is clean";
+  }
+}
+
+TEST(Errors, TwoRanksWithDifferentErrorsAgreeOnTheLargerCode) {
+  for (const auto& spec : kAlgorithms) {
+    Case c;
+    if (c.size < 2) GTEST_SKIP() << "needs two failing ranks";
+    if (c.me == 0) c.sc[1] = -1;                     // A2AV_ERR_ARG
+    if (c.me == 1) c.recv_type = MPI_DATATYPE_NULL;  // A2AV_ERR_DATATYPE
+    EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_DATATYPE) << spec;
   }
 }
 
@@ -70,7 +122,7 @@ TEST(Errors, OverlappingReceiveBlocks) {
   if (c.size < 2) GTEST_SKIP() << "needs two blocks";
   if (c.me == 0) c.rd[1] = 1;  // overlaps the block of rank 0
   EXPECT_EQ(Case::agreed(c.run("spread_out")), A2AV_ERR_ARG);
-  c.expect_untouched();
+  c.expect_untouched_after_error_of(0, "spread_out");
 }
 
 TEST(Errors, DisplacementOverflow) {
@@ -125,12 +177,14 @@ TEST(Errors, DisagreeingCountsWithValidation) {
 }
 
 TEST(Errors, ValidationByEnvironment) {
-  Case c;
-  if (c.me == 0) c.rc[c.size - 1] = 3;
-  setenv("A2AV_VALIDATE", "1", 1);
-  const int code = c.run("tuna");
-  unsetenv("A2AV_VALIDATE");
-  EXPECT_EQ(Case::agreed(code), A2AV_ERR_COUNTS);
+  if (!std::getenv("A2AV_VALIDATE")) GTEST_SKIP() << "run as test_errors_validate_env";
+  for (const std::string spec : {"tuna", "spread_out", "auto"}) {
+    Case c;
+    if (c.me == 0) c.rc[c.size - 1] = 3;
+    EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_COUNTS) << spec;
+    if (c.me == 0) c.rc[c.size - 1] = 2;
+    c.expect_untouched();
+  }
 }
 
 TEST(Errors, WrongSizesWithoutValidationAreCountErrors) {
@@ -151,10 +205,32 @@ TEST(Errors, WrongSizesWithoutValidationAreCountErrors) {
   }
 }
 
+TEST(Errors, ZeroAgainstNonZeroCountsAreCountErrorsNotHangs) {
+  // A direct algorithm sends every peer a message, an empty one for an empty block, so a
+  // receiver that expects data from a sender that sends none (or the reverse) finds out
+  // instead of waiting, and no message is left over for the next call.
+  for (const std::string spec : {"auto", "linear", "spread_out", "scattered", "pairwise"}) {
+    for (const bool sender_says_zero : {true, false}) {
+      Case c;
+      if (c.size < 2) GTEST_SKIP() << "needs a peer";
+      if (sender_says_zero && c.me == c.size - 1) c.sc[0] = 0;
+      if (!sender_says_zero && c.me == 0) c.rc[c.size - 1] = 0;
+      const int code = c.run(spec);
+      const bool agreed = std::getenv("A2AV_VALIDATE");  // validation agrees count errors
+      const int expected = c.me == 0 || agreed ? A2AV_ERR_COUNTS : A2AV_SUCCESS;
+      EXPECT_EQ(code, expected) << spec << ": " << A2AV_Last_error_message();
+      Case clean;
+      EXPECT_EQ(clean.run(spec), A2AV_SUCCESS) << spec << ": " << A2AV_Last_error_message();
+      EXPECT_EQ(clean.recv, std::vector<int>(2 * clean.size, 7)) << spec;
+    }
+  }
+}
+
 TEST(Errors, TemporaryMemoryThatCannotBeHadIsACapacityError) {
   // 2^44 elements from every rank, received by rank 0 alone with a strided type: its packed
   // receive copy (128 TiB per peer, beyond the address space) cannot be allocated. The
-  // others need no copy, yet every rank must return the error, before any data moves.
+  // others need no copy, yet every rank must return the error, before any data moves (so
+  // tuna, which agrees before; the buffers are far smaller than the counts say).
   Case c;
   MPI_Datatype pair, strided, vec;
   MPI_Type_contiguous(2, MPI_INT, &pair);
@@ -166,7 +242,7 @@ TEST(Errors, TemporaryMemoryThatCannotBeHadIsACapacityError) {
   c.recv_type = c.me == 0 ? strided : pair;
   c.sc.assign(c.size, MPI_Count{1} << 44);
   c.rc = c.sc;
-  EXPECT_EQ(Case::agreed(c.run("linear")), A2AV_ERR_CAPACITY) << A2AV_Last_error_message();
+  EXPECT_EQ(Case::agreed(c.run("tuna:radix=2")), A2AV_ERR_CAPACITY) << A2AV_Last_error_message();
   c.expect_untouched();
   MPI_Type_free(&vec);
   MPI_Type_free(&strided);
