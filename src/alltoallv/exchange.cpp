@@ -162,7 +162,16 @@ const Spec* in_band_choice(const Spec& spec, const CommContext& ctx, const Call&
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
   if (spec.algorithm->run) return spec.algorithm->direct ? &spec : nullptr;
   if (choice_needs_statistics(ctx.size)) return nullptr;
-  const Spec& chosen = resolve_auto(ctx, nullptr);
+  // The choice from P alone depends only on P and ranks per node: kept for the next call.
+  // A copy: the spec cache may be cleared meanwhile.
+  thread_local int size = 0, node_size = 0;
+  thread_local Spec chosen;
+  static const bool verbose = env_flag("A2AV_VERBOSE");
+  if (verbose || ctx.size != size || ctx.node_size != node_size) {
+    chosen = resolve_auto(ctx, nullptr);
+    size = ctx.size;
+    node_size = ctx.node_size;
+  }
   return chosen.algorithm->direct ? &chosen : nullptr;
 }
 

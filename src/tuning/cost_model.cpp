@@ -31,9 +31,10 @@ class Timeline {
   int size() const { return w_.size; }
   const Workload& workload() const { return w_; }
 
-  // Rank `from` sends `bytes` to rank `to` in the current phase (empty messages are not sent).
-  void send(int from, int to, double bytes) {
-    if (bytes <= 0 || from == to) return;
+  // Rank `from` sends `bytes` to rank `to` in the current phase. An empty block is sent only
+  // `even_empty`: the direct algorithms do, to agree on errors in band.
+  void send(int from, int to, double bytes, bool even_empty = false) {
+    if ((bytes <= 0 && !even_empty) || from == to) return;
     const bool intra = from / q_ == to / q_;
     const LinkCost& link = intra ? m_.intra : m_.inter;
     const double c = (link.alpha + link.beta * bytes) * (intra ? sharing_ : 1.0);
@@ -52,10 +53,11 @@ class Timeline {
     ++phases_;
   }
 
-  // Adds the call's fixed cost and its agreement allreduce: ceil(log2 P) latencies.
-  Prediction result() const {
+  // Adds the call's fixed cost and, unless errors are agreed in band, its agreement
+  // allreduce: ceil(log2 P) latencies.
+  Prediction result(bool agreed_in_band = false) const {
     int steps = 0;
-    while ((1 << steps) < w_.size) ++steps;
+    while (!agreed_in_band && (1 << steps) < w_.size) ++steps;
     const double latency = w_.size <= q_ ? m_.intra.alpha * sharing_ : m_.inter.alpha;
     Prediction p{seconds_ + m_.call_overhead + steps * latency, phases_, 0, 0};
     p.messages = *std::max_element(messages_.begin(), messages_.end());
@@ -81,17 +83,17 @@ int mod(int v, int n) {
 }
 
 // Peers at distances [first, last) of every followed rank, in one phase.
-void direct_phase(Timeline& t, int first, int last) {
+void direct_phase(Timeline& t, int first, int last, bool in_band) {
   t.begin_phase();
   for (int q = 0; q < t.followed(); ++q)
     for (int d = first; d < last; ++d)
-      t.send(q, mod(q + d, t.size()), t.workload().block(q, mod(q + d, t.size())));
+      t.send(q, mod(q + d, t.size()), t.workload().block(q, mod(q + d, t.size())), in_band);
   t.end_phase();
 }
 
-void linear_phases(Timeline& t, int batch) {
+void linear_phases(Timeline& t, int batch, bool in_band) {
   for (int first = 1; first < t.size(); first += batch)
-    direct_phase(t, first, std::min(t.size(), first + batch));
+    direct_phase(t, first, std::min(t.size(), first + batch), in_band);
 }
 
 // TuNA as tuna.cpp runs it, inside groups of `group` consecutive ranks (all P for flat
@@ -190,12 +192,13 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
   Timeline t(w, m, q);
   if (n == 1) return t.result();
   if (name == "auto") fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not auto");
+  const bool in_band = spec.algorithm->direct;  // no allreduce; empty blocks still sent
   if (name == "vendor" || name == "linear" || name == "spread_out") {
-    linear_phases(t, n);
+    linear_phases(t, n, in_band);
   } else if (name == "scattered") {
-    linear_phases(t, static_cast<int>(std::min<std::int64_t>(p.at("block_count"), n)));
+    linear_phases(t, static_cast<int>(std::min<std::int64_t>(p.at("block_count"), n)), in_band);
   } else if (name == "pairwise") {
-    linear_phases(t, 1);
+    linear_phases(t, 1, in_band);
   } else {
     const int group =
         name == "tuna" ? 0 : hierarchical_node_size(p.at("ranks_per_node"), n, q, true);
@@ -207,7 +210,7 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
       hierarchical_phases(t, p, group, name == "tuna_coalesced");
     }
   }
-  return t.result();
+  return t.result(in_band);
 }
 
 }  // namespace a2av

@@ -16,19 +16,27 @@ Machine unit_latency() {
   return m;
 }
 
-// Without the agreement allreduce's ceil(log2 P) latencies, to count the algorithm alone.
+// Without the agreement allreduce's ceil(log2 P) latencies (which the direct algorithms,
+// agreeing in band, do not pay), to count the algorithm alone.
 Prediction run(const char* spec, int size, double block, const Machine& m = unit_latency()) {
   std::vector<std::vector<std::int64_t>> matrix(size, std::vector<std::int64_t>(size, block));
-  Prediction p = predict(parse_spec(spec), Workload{size, &matrix, 0}, m);
+  const Spec parsed = parse_spec(spec);
+  Prediction p = predict(parsed, Workload{size, &matrix, 0}, m);
   int steps = 0;
-  while ((1 << steps) < size) ++steps;
+  while (!parsed.algorithm->direct && (1 << steps) < size) ++steps;
   p.seconds -= steps * (size <= m.ranks_per_node ? m.intra.alpha : m.inter.alpha);
   return p;
 }
 
-TEST(CostModel, AgreementAllreduce) {
+TEST(CostModel, AgreementBeforeOrInBand) {
+  // Empty blocks at P = 8: vendor pays the agreement allreduce (3 latencies) and sends
+  // nothing; linear agrees in band, with 7 empty messages and no allreduce.
   std::vector<std::vector<std::int64_t>> none(8, std::vector<std::int64_t>(8, 0));
-  EXPECT_DOUBLE_EQ(predict(parse_spec("linear"), Workload{8, &none, 0}, unit_latency()).seconds, 3);
+  const Workload empty{8, &none, 0};
+  EXPECT_DOUBLE_EQ(predict(parse_spec("vendor"), empty, unit_latency()).seconds, 3);
+  EXPECT_EQ(predict(parse_spec("vendor"), empty, unit_latency()).messages, 0);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("linear"), empty, unit_latency()).seconds, 7);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("tuna:radix=8"), empty, unit_latency()).seconds, 3);
 }
 
 TEST(CostModel, LinearAlgorithms) {
@@ -41,7 +49,8 @@ TEST(CostModel, LinearAlgorithms) {
   EXPECT_EQ(pairwise.phases, 3);
   EXPECT_DOUBLE_EQ(pairwise.seconds, 3);
   EXPECT_EQ(run("scattered:block_count=2", 5, 10).phases, 2);
-  EXPECT_EQ(run("spread_out", 4, 0).messages, 0) << "empty blocks are not sent";
+  EXPECT_EQ(run("vendor", 4, 0).messages, 0) << "empty blocks are not sent";
+  EXPECT_EQ(run("spread_out", 4, 0).messages, 3) << "but agree on errors in band";
 }
 
 TEST(CostModel, TunaRoundsAndHeaders) {
