@@ -103,7 +103,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
   if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
   if (rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM)
     return vendor(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                  comm);  // agreed before any data moved: let MPI report it its way
+                  comm);  // agreed by every rank: let MPI report it its way
   MPI_Comm_call_errhandler(comm, mpi_error_for(rc));
   return mpi_error_for(rc);
 }
