@@ -144,14 +144,31 @@ void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {
 }
 
 void Requests::wait_all(Mismatch& mismatch) {
-  wait_posted(mismatch);
-  while (!rest_.empty()) {
-    const auto rest = std::move(rest_);
-    rest_.clear();
-    for (const Rest& r : rest)
-      if (!in_band_->from(r.peer)) post_recv_pieces(r.data, r.bytes, r.peer, MPI_ANY_TAG, r.comm);
+  if (!rest_.empty()) {
+    // Receives first, sends held back: a peer's later pieces cannot complete until the rest
+    // is posted here, and the same holds for ours there, so waiting on sends now would hang.
+    std::vector<MPI_Request> sends;
+    std::vector<std::int64_t> send_marks;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < requests_.size(); ++i) {
+      if (expected_[i] < 0) {
+        sends.push_back(requests_[i]);
+        send_marks.push_back(-1);
+        continue;
+      }
+      requests_[kept] = requests_[i];
+      expected_[kept++] = expected_[i];
+    }
+    requests_.resize(kept);
+    expected_.resize(kept);
     wait_posted(mismatch);
+    requests_ = std::move(sends);
+    expected_ = std::move(send_marks);
+    for (const Rest& r : rest_)
+      if (!in_band_->from(r.peer)) post_recv_pieces(r.data, r.bytes, r.peer, MPI_ANY_TAG, r.comm);
+    rest_.clear();
   }
+  wait_posted(mismatch);
 }
 
 void Requests::wait_posted(Mismatch& mismatch) {
