@@ -1,6 +1,7 @@
 #include "alltoallv/exchange.hpp"
 
 #include "alltoallv/inplace_symmetric.hpp"
+#include "alltoallv/recent_calls.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
@@ -33,6 +34,11 @@ bool env_flag(const char* name) {
   return value && std::strcmp(value, "") != 0 && std::strcmp(value, "0") != 0;
 }
 
+bool verbose() {
+  static const bool on = env_flag("A2AV_VERBOSE");
+  return on;
+}
+
 // Environment settings are read once per process: a call must not pay for getenv.
 std::string_view chosen_spec_text(std::string_view spec) {
   static const char* env = std::getenv("A2AV_ALGORITHM");
@@ -57,15 +63,17 @@ void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_
                                     incoming[peer], ctx.rank, recv_bytes[peer]));
 }
 
-// Parsed specs by text, so repeated calls parse nothing. Bounded: cleared when full.
-const Spec& cached_spec(std::string_view text) {
-  thread_local std::map<std::string, Spec, std::less<>> cache;
+// Parsed specs by text, so repeated calls parse nothing. Bounded: cleared when full (what
+// holds a SpecRef keeps its spec).
+const SpecRef& cached_spec(std::string_view text) {
+  thread_local std::map<std::string, SpecRef, std::less<>> cache;
   if (auto it = cache.find(text); it != cache.end()) return it->second;
   if (cache.size() >= 256) cache.clear();
-  return cache.emplace(std::string(text), parse_spec(text)).first->second;
+  auto parsed = std::make_shared<const Spec>(parse_spec(text));
+  return cache.emplace(std::string(text), std::move(parsed)).first->second;
 }
 
-const Spec& parse_checked(std::string_view text, LocalStatus& status) {
+SpecRef parse_checked(std::string_view text, LocalStatus& status) {
   try {
     return cached_spec(text);
   } catch (const Error& e) {
@@ -132,9 +140,8 @@ Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t
 
 // Resolves auto from the agreed statistics, or from P alone where the choice needs none
 // (`stats` null); with A2AV_VERBOSE, rank 0 says why.
-const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
-  static const bool verbose = env_flag("A2AV_VERBOSE");
-  const bool explain = verbose && ctx.rank == 0;
+SpecRef resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
+  const bool explain = verbose() && ctx.rank == 0;
   const Choice choice =
       choose_algorithm(stats ? *stats : ExchangeStats{ctx.size, ctx.node_size, 0, 0, 0}, explain);
   if (explain && stats)
@@ -157,62 +164,70 @@ const Spec& resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
 // PeerErrors): the spec names one, or auto picks one from P alone. Null when the ranks must
 // agree before data moves: validation, MPI_IN_PLACE (a swap cannot be undone), and any
 // algorithm or choice that needs the agreed statistics.
-const Spec* in_band_choice(const Spec& spec, const CommContext& ctx, const Call& call,
-                           bool validating) {
+SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& call,
+                       bool validating) {
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
-  if (spec.algorithm->run) return spec.algorithm->direct ? &spec : nullptr;
+  if (spec->algorithm->run) return spec->algorithm->direct ? spec : nullptr;
   if (choice_needs_statistics(ctx.size)) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
-  // A copy: the spec cache may be cleared meanwhile.
   thread_local int size = 0, node_size = 0;
-  thread_local Spec chosen;
-  static const bool verbose = env_flag("A2AV_VERBOSE");
-  if (verbose || ctx.size != size || ctx.node_size != node_size) {
+  thread_local SpecRef chosen;
+  if (verbose() || ctx.size != size || ctx.node_size != node_size) {
     chosen = resolve_auto(ctx, nullptr);
     size = ctx.size;
     node_size = ctx.node_size;
   }
-  return chosen.algorithm->direct ? &chosen : nullptr;
+  return chosen->algorithm->direct ? chosen : nullptr;
 }
 
 }  // namespace
 
-Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,
-                           bool in_band_allowed, MemoryTracker& memory) {
+void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, bool validate,
+                  bool in_band_allowed, MemoryTracker& memory) {
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
-  const Spec* spec = &parse_checked(chosen_spec_text(spec_text), status);
+  SpecRef spec = parse_checked(chosen_spec_text(spec_text), status);
   if (ctx.is_intercomm && spec->algorithm->name != "vendor")
     fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
-  CheckedCall checked = check_call(call, ctx.size);
+  // Reused up to the size the recent calls keep: a call allocates nothing once warm.
+  thread_local CheckedCall reused;
+  CheckedCall fresh;
+  CheckedCall& checked = ctx.size <= RecentCalls::kMaxRecentSize ? reused : fresh;
+  check_call(call, ctx.size, checked);
   if (checked.code) status.set(checked.code, checked.message);
-  std::optional<NormalizedCall> normalized;
+  out.ctx = &ctx;
+  out.spec = nullptr;
+  out.max_block = 0;
+  out.in_band = false;
   if (!status.code && spec->algorithm->run != run_vendor) {
+    if (!out.normalized) out.normalized.emplace();
     try {  // before agreeing, so that a failed allocation is agreed like any other error
-      normalized.emplace(call, checked, memory);
+      out.normalized->assign(call, checked, memory);
     } catch (const std::bad_alloc&) {
       status.set(A2AV_ERR_CAPACITY, "the packed copy of the data cannot be allocated");
     }
+  } else {
+    out.normalized.reset();
   }
   const std::vector<std::int64_t> no_bytes;
-  const auto& send_bytes = status.code  ? no_bytes
-                           : normalized ? normalized->send().bytes
-                                        : checked.send_bytes;
-  const auto& recv_bytes = status.code  ? no_bytes
-                           : normalized ? normalized->recv().bytes
-                                        : checked.recv_bytes;
+  const auto& send_bytes = status.code ? no_bytes : checked.send_bytes;
+  const auto& recv_bytes = status.code ? no_bytes : checked.recv_bytes;
   if (status.code == A2AV_SUCCESS && send_bytes[ctx.rank] != recv_bytes[ctx.rank])
     status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
   static const bool validate_env = env_flag("A2AV_VALIDATE");
   const bool validating = validate || spec->validate || validate_env;
-  const Spec* direct = in_band_allowed ? in_band_choice(*spec, ctx, call, validating) : nullptr;
+  SpecRef direct = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
   if (direct && status.code) {
     PeerErrors peers;
     announce_error(ctx.comm, status.code, peers);
     throw Error(std::max(status.code, peers.code()), status.message);
   }
-  if (direct) return {&ctx, direct, std::move(normalized), 0, true};
+  if (direct) {
+    out.spec = std::move(direct);
+    out.in_band = true;
+    return;
+  }
   if (validating) check_counts(ctx, send_bytes, recv_bytes, status);
   if (!spec->algorithm->run && status.code == A2AV_SUCCESS) {
     try {
@@ -227,8 +242,16 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));
   }
-  if (!spec->algorithm->run) spec = &resolve_auto(ctx, &agreed.stats);
-  return {&ctx, spec, std::move(normalized), agreed.stats.max_block, false};
+  if (!spec->algorithm->run) spec = resolve_auto(ctx, &agreed.stats);
+  out.spec = std::move(spec);
+  out.max_block = agreed.stats.max_block;
+}
+
+Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,
+                           bool in_band_allowed, MemoryTracker& memory) {
+  Prepared prepared;
+  prepare_into(prepared, call, spec_text, validate, in_band_allowed, memory);
+  return prepared;
 }
 
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
@@ -256,12 +279,23 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   normalized.finish();
 }
 
+// A call equal to a recent one reuses its Prepared; any other is prepared in a slot of the
+// recent calls, reusing its storage (recent_calls.hpp). With A2AV_VERBOSE no call is kept,
+// so that each says what it chose.
 CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   MemoryTracker memory;
-  Prepared prepared = prepare_alltoallv(call, spec_text, validate, true, memory);
-  execute(call, prepared, memory);
-  const CommContext& ctx = *prepared.ctx;
-  return {prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
+  const CommContext& ctx = comm_context(call.comm);
+  const std::string_view spec = chosen_spec_text(spec_text);
+  RecentCalls& recent = recent_calls();
+  if (Prepared* kept = verbose() ? nullptr : recent.find(call, ctx, spec, validate)) {
+    execute(call, *kept, memory);
+    return {kept->spec.get(), ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
+  }
+  RecentCalls::Claim claim(recent);  // before `memory` ends, lets go of what it charged
+  prepare_into(claim.prepared(), call, spec, validate, true, memory);
+  if (!verbose()) claim.keep_if_repeatable(call, spec, validate);
+  execute(call, claim.prepared(), memory);
+  return {claim.prepared().spec.get(), ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
 }
 
 }  // namespace a2av

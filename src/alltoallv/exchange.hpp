@@ -9,6 +9,7 @@
 #include "alltoallv/registry.hpp"
 #include "core/call.hpp"
 
+#include <memory>
 #include <optional>
 #include <string_view>
 
@@ -16,7 +17,7 @@ namespace a2av {
 
 // What ran, cheap to return; describe() turns it into the resolved spec text on demand.
 struct CallResult {
-  const Spec* spec = nullptr;  // owned by a per-thread cache, valid until the next call
+  const Spec* spec = nullptr;  // held by per-thread caches, valid until the next call
   int size = 1;
   int node_size = 1;
   bool uniform_nodes = false;
@@ -29,12 +30,15 @@ struct CallResult {
 
 // A call after the checks, the agreement across ranks and the choice of algorithm: what
 // does not change between exchanges with the same buffers and counts.
+// A parsed spec, shared by the per-thread cache of parsed specs and what holds on to it.
+using SpecRef = std::shared_ptr<const Spec>;
+
 struct Prepared {
-  const CommContext* ctx;
-  const Spec* spec;                          // the algorithm that runs (auto already resolved)
+  const CommContext* ctx = nullptr;
+  SpecRef spec;                              // the algorithm that runs (auto already resolved)
   std::optional<NormalizedCall> normalized;  // absent when vendor was asked for
-  std::int64_t max_block;                    // agreed largest block of any rank (0 in band)
-  bool in_band;                              // errors are agreed while the data moves
+  std::int64_t max_block = 0;                // agreed largest block of any rank (0 in band)
+  bool in_band = false;                      // errors are agreed while the data moves
 };
 
 // Collective; throws a2av::Error, the same code on every rank for argument errors and for
@@ -43,6 +47,9 @@ struct Prepared {
 // while the data moves instead of in an allreduce before (a plan agrees once, before).
 Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validate,
                            bool in_band_allowed, MemoryTracker& memory);
+// The same into `out`, reusing its storage.
+void prepare_into(Prepared& out, const Call& call, std::string_view spec, bool validate,
+                  bool in_band_allowed, MemoryTracker& memory);
 
 // Runs a prepared exchange (not vendor).
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);

@@ -15,7 +15,6 @@ struct Plan::State {
   Call call;
   MemoryTracker memory;  // before `prepared`, which allocates from it
   Prepared prepared;
-  Spec spec;  // the plan's own copy: the per-thread spec cache may be cleared meanwhile
 
   State(const Call& user, std::size_t size, std::string_view spec_text, bool validate)
       : sendcounts(copy(user.sendcounts, size)),
@@ -25,10 +24,7 @@ struct Plan::State {
         call{user.sendbuf, data_or_null(sendcounts), data_or_null(sdispls), user.sendtype,
              user.recvbuf, data_or_null(recvcounts), data_or_null(rdispls), user.recvtype,
              user.comm},
-        prepared(prepare_alltoallv(call, spec_text, validate, false, memory)),
-        spec(*prepared.spec) {
-    prepared.spec = &spec;
-  }
+        prepared(prepare_alltoallv(call, spec_text, validate, false, memory)) {}
 
   template <class T>
   static std::vector<T> copy(const T* values, std::size_t n) {

@@ -42,9 +42,18 @@ int run(const a2av::Call& call, const char* algorithm) {
       [&] { last_result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false); });
 }
 
+// The int arrays of A2AV_Alltoallv as MPI_Count / MPI_Aint, in storage kept per thread so
+// that a call allocates nothing.
+struct Widened {
+  std::vector<MPI_Count> sendcounts, recvcounts;
+  std::vector<MPI_Aint> sdispls, rdispls;
+};
+
 template <class To>
-std::vector<To> widen(const int* values, int n) {
-  return values ? std::vector<To>(values, values + n) : std::vector<To>();
+const To* widen(const int* values, int n, std::vector<To>& out) {
+  if (!values) return nullptr;
+  out.assign(values, values + n);
+  return out.data();
 }
 
 }  // namespace
@@ -56,11 +65,10 @@ int A2AV_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   int size = 0;
   if (int rc = guarded([&] { size = a2av::comm_context(comm).size; })) return rc;
-  const auto sc = widen<MPI_Count>(sendcounts, size), rc = widen<MPI_Count>(recvcounts, size);
-  const auto sd = widen<MPI_Aint>(sdispls, size), rd = widen<MPI_Aint>(rdispls, size);
+  thread_local Widened w;
   const a2av::Call call{
-      sendbuf, sendcounts ? sc.data() : nullptr, sdispls ? sd.data() : nullptr, sendtype,
-      recvbuf, recvcounts ? rc.data() : nullptr, rdispls ? rd.data() : nullptr, recvtype,
+      sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls), sendtype,
+      recvbuf, widen(recvcounts, size, w.recvcounts), widen(rdispls, size, w.rdispls), recvtype,
       comm};
   return run(call, nullptr);
 }

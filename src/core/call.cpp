@@ -99,15 +99,27 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
 }
 
 // Each block where it lies in the user's buffer (contiguous types).
-ByteBlocks blocks_in_place(const Side& side, const TypeInfo& type,
-                           std::vector<std::int64_t> bytes) {
-  ByteBlocks blocks;
+void lay_out_in_place(const Side& side, const TypeInfo& type,
+                      const std::vector<std::int64_t>& bytes, ByteBlocks& blocks) {
   blocks.base = static_cast<std::byte*>(const_cast<void*>(side.buf));
   blocks.offset.resize(bytes.size());
   for (std::size_t p = 0; p < bytes.size(); ++p)
     blocks.offset[p] = block_start(side, type, static_cast<int>(p));
-  blocks.bytes = std::move(bytes);
-  return blocks;
+  blocks.bytes = bytes;
+}
+
+// Blocks back to back in `storage` (grown to fit).
+void lay_out_packed(const std::vector<std::int64_t>& bytes, TempBuffer& storage,
+                    ByteBlocks& blocks) {
+  blocks.offset.resize(bytes.size());
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    blocks.offset[i] = at;
+    at += bytes[i];
+  }
+  storage.grow(at);
+  blocks.base = storage.data();
+  blocks.bytes = bytes;
 }
 
 // Copies (packs) a side's blocks back to back into `out`.
@@ -154,15 +166,7 @@ void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
 
 ByteBlocks packed_blocks(std::vector<std::int64_t> bytes, TempBuffer& storage) {
   ByteBlocks blocks;
-  blocks.offset.resize(bytes.size());
-  std::int64_t at = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) {
-    blocks.offset[i] = at;
-    at += bytes[i];
-  }
-  storage.grow(at);
-  blocks.base = storage.data();
-  blocks.bytes = std::move(bytes);
+  lay_out_packed(bytes, storage, blocks);
   return blocks;
 }
 
@@ -177,43 +181,49 @@ TypeInfo type_info(MPI_Datatype type) {
   return info;
 }
 
-CheckedCall check_call(const Call& call, int comm_size) {
-  CheckedCall c;
+void check_call(const Call& call, int comm_size, CheckedCall& c) {
+  c.code = A2AV_SUCCESS;
+  c.message.clear();
   if (call.recvbuf == MPI_IN_PLACE) {
     c.code = A2AV_ERR_ARG;
     c.message = "the receive buffer cannot be MPI_IN_PLACE";
-    return c;
+    return;
   }
   c.code =
       check_side(recv_side(call), "receive", comm_size, true, c.message, c.recv_type, c.recv_bytes);
-  if (c.code) return c;
+  if (c.code) return;
   if (call.in_place()) {
     c.send_type = c.recv_type;
     c.send_bytes = c.recv_bytes;
-    return c;
+    return;
   }
   c.code =
       check_side(send_side(call), "send", comm_size, false, c.message, c.send_type, c.send_bytes);
-  return c;
 }
 
-NormalizedCall::NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory)
-    : call_(call), send_type_(checked.send_type), recv_type_(checked.recv_type) {
-  const Side send = send_side(call);
-  const Side recv = recv_side(call);
-  const TypeInfo& send_type = checked.send_type;
-  const TypeInfo& recv_type = checked.recv_type;
+void NormalizedCall::assign(const Call& call, const CheckedCall& checked, MemoryTracker& memory) {
+  call_ = call;
+  send_type_ = checked.send_type;
+  recv_type_ = checked.recv_type;
   send_copy_.attach(memory);
   recv_copy_.attach(memory);
-
-  unpack_recv_ = !recv_type.contiguous;
+  unpack_recv_ = !recv_type_.contiguous;
   // In place, a contiguous type is swapped where it lies; any other send side is packed.
-  pack_send_ = call.in_place() ? unpack_recv_ : !send_type.contiguous;
-  send_ = pack_send_ ? packed_blocks(std::move(checked.send_bytes), send_copy_)
-                     : blocks_in_place(send, send_type, std::move(checked.send_bytes));
+  pack_send_ = call.in_place() ? unpack_recv_ : !send_type_.contiguous;
+  if (pack_send_)
+    lay_out_packed(checked.send_bytes, send_copy_, send_);
+  else
+    lay_out_in_place(send_side(call), send_type_, checked.send_bytes, send_);
   // (In place without packing, send and receive views coincide.)
-  recv_ = unpack_recv_ ? packed_blocks(std::move(checked.recv_bytes), recv_copy_)
-                       : blocks_in_place(recv, recv_type, std::move(checked.recv_bytes));
+  if (unpack_recv_)
+    lay_out_packed(checked.recv_bytes, recv_copy_, recv_);
+  else
+    lay_out_in_place(recv_side(call), recv_type_, checked.recv_bytes, recv_);
+}
+
+void NormalizedCall::release_copies() {
+  send_copy_ = TempBuffer();
+  recv_copy_ = TempBuffer();
 }
 
 void NormalizedCall::begin() {

@@ -34,6 +34,8 @@ struct TypeInfo {
   std::int64_t true_lb = 0;      // offset of the first data byte
   std::int64_t true_extent = 0;  // span of the data bytes of one element
   bool contiguous = false;       // n elements are n*size consecutive bytes
+
+  bool operator==(const TypeInfo&) const = default;
 };
 
 // Byte ranges, one per peer, relative to `base`.
@@ -58,7 +60,8 @@ struct CheckedCall {
   TypeInfo send_type, recv_type;
   std::vector<std::int64_t> send_bytes, recv_bytes;  // count * type size, per peer
 };
-CheckedCall check_call(const Call& call, int comm_size);
+// Fills `out`, reusing its storage.
+void check_call(const Call& call, int comm_size, CheckedCall& out);
 
 // Type facts; throws A2AV_ERR_DATATYPE for MPI_DATATYPE_NULL.
 TypeInfo type_info(MPI_Datatype type);
@@ -69,13 +72,20 @@ TypeInfo type_info(MPI_Datatype type);
 // can be used for many exchanges with the same buffers and counts (persistent plans).
 class NormalizedCall {
  public:
-  // Takes the byte counts out of `checked`, which must have succeeded.
-  NormalizedCall(const Call& call, CheckedCall& checked, MemoryTracker& memory);
+  // Lays out `call`, whose `checked` succeeded, reusing this view's storage. Copies are
+  // charged to `memory`; a view that made copies must be destroyed (or release_copies())
+  // before `memory` is.
+  void assign(const Call& call, const CheckedCall& checked, MemoryTracker& memory);
+  void release_copies();
   const ByteBlocks& send() const { return send_; }
   const ByteBlocks& recv() const { return recv_; }
   // MPI_IN_PLACE with a contiguous type: the blocks are swapped where they lie
   // (swap_symmetric_in_place on recv()); send() is not used and nothing is packed.
   bool swaps_in_place() const { return call_.in_place() && !unpack_recv_; }
+  // The exchange goes through temporary copies (charged to the tracker given at creation).
+  bool copies() const { return pack_send_ || unpack_recv_; }
+  const TypeInfo& send_type() const { return send_type_; }
+  const TypeInfo& recv_type() const { return recv_type_; }
   void begin();   // call before each exchange
   void finish();  // call after each exchange completed
 

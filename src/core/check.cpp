@@ -4,8 +4,7 @@
 
 namespace a2av {
 
-void check_mpi(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
+void mpi_failed(int rc, const char* what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(rc, text, &length) != MPI_SUCCESS) length = 0;

@@ -8,7 +8,12 @@
 namespace a2av {
 
 // Throws Error(A2AV_ERR_MPI) naming the failed call and MPI's own message.
-void check_mpi(int rc, const char* what);
+[[noreturn]] void mpi_failed(int rc, const char* what);
+
+inline void check_mpi(int rc, const char* what) {
+  if (rc != 0) [[unlikely]]  // MPI_SUCCESS is 0 by the standard; <mpi.h> is not needed here
+    mpi_failed(rc, what);
+}
 
 template <class... Args>
 [[noreturn]] void fail(int code, fmt::format_string<Args...> format, Args&&... args) {

@@ -2,12 +2,19 @@
 
 #include "core/check.hpp"
 
+#include <array>
+#include <atomic>
 #include <memory>
 
 namespace a2av {
 namespace {
 
+// Bumped whenever a context is deleted (its communicator freed): lookups cached before
+// may name a freed context, or a handle MPI has since reused.
+std::atomic<std::uint64_t> contexts_deleted{0};
+
 int delete_context(MPI_Comm, int, void* value, void*) {
+  contexts_deleted.fetch_add(1, std::memory_order_release);
   auto* context = static_cast<CommContext*>(value);
   for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
   if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
@@ -44,7 +51,9 @@ void find_nodes(CommContext& context) {
 }
 
 std::unique_ptr<CommContext> make_context(MPI_Comm user) {
+  static std::atomic<std::uint64_t> contexts_made{0};
   auto context = std::make_unique<CommContext>();
+  context->serial = ++contexts_made;
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   context->is_intercomm = inter != 0;
@@ -57,7 +66,42 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
   return context;
 }
 
+const CommContext& find_or_make_context(MPI_Comm comm) {
+  void* value = nullptr;
+  int found = 0;
+  check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
+  if (found) return *static_cast<CommContext*>(value);
+  auto context = make_context(comm);
+  check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
+  return *context.release();
+}
+
+// The last communicators this thread used, valid while no context has been deleted: the
+// attribute lookup costs more than a small exchange can spare.
+struct RecentContexts {
+  std::uint64_t generation = 0;
+  std::array<MPI_Comm, 4> comms;
+  std::array<const CommContext*, 4> contexts{};
+  std::size_t next = 0;
+
+  explicit RecentContexts(std::uint64_t g = 0) : generation(g) { comms.fill(MPI_COMM_NULL); }
+};
+
 }  // namespace
+
+const CommContext& comm_context(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  thread_local RecentContexts recent;
+  const std::uint64_t generation = contexts_deleted.load(std::memory_order_acquire);
+  if (recent.generation != generation) recent = RecentContexts{generation};
+  for (std::size_t i = 0; i < recent.comms.size(); ++i)
+    if (recent.comms[i] == comm) return *recent.contexts[i];
+  const CommContext& context = find_or_make_context(comm);
+  recent.comms[recent.next] = comm;
+  recent.contexts[recent.next] = &context;
+  recent.next = (recent.next + 1) % recent.comms.size();
+  return context;
+}
 
 MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {
   auto [it, inserted] = context.node_comms.try_emplace(ranks_per_node, MPI_COMM_NULL);
@@ -66,17 +110,6 @@ MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {
         MPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank, &it->second),
         "MPI_Comm_split");
   return it->second;
-}
-
-const CommContext& comm_context(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
-  void* value = nullptr;
-  int found = 0;
-  check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
-  if (found) return *static_cast<CommContext*>(value);
-  auto context = make_context(comm);
-  check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
-  return *context.release();
 }
 
 }  // namespace a2av

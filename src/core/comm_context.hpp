@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <map>
 
 namespace a2av {
@@ -16,6 +17,7 @@ struct CommContext {
   int node_size = 1;           // ranks sharing this rank's node
   bool uniform_nodes = false;  // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;
+  std::uint64_t serial = 0;  // unique per context in the process, never reused
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
 };

@@ -34,7 +34,7 @@ class TempBuffer {
     return *this;
   }
   ~TempBuffer() {
-    if (tracker_) tracker_->release(capacity_);
+    if (capacity_) tracker_->release(capacity_);  // an empty buffer may outlive its tracker
   }
 
   // Makes room for at least `bytes`; the old contents are not kept.

@@ -148,12 +148,10 @@ void Requests::wait_all(Mismatch& mismatch) {
     // Receives first, sends held back: a peer's later pieces cannot complete until the rest
     // is posted here, and the same holds for ours there, so waiting on sends now would hang.
     std::vector<MPI_Request> sends;
-    std::vector<std::int64_t> send_marks;
     std::size_t kept = 0;
     for (std::size_t i = 0; i < requests_.size(); ++i) {
       if (expected_[i] < 0) {
         sends.push_back(requests_[i]);
-        send_marks.push_back(-1);
         continue;
       }
       requests_[kept] = requests_[i];
@@ -162,8 +160,8 @@ void Requests::wait_all(Mismatch& mismatch) {
     requests_.resize(kept);
     expected_.resize(kept);
     wait_posted(mismatch);
-    requests_ = std::move(sends);
-    expected_ = std::move(send_marks);
+    requests_.assign(sends.begin(), sends.end());
+    expected_.assign(sends.size(), -1);
     for (const Rest& r : rest_)
       if (!in_band_->from(r.peer)) post_recv_pieces(r.data, r.bytes, r.peer, MPI_ANY_TAG, r.comm);
     rest_.clear();
@@ -172,21 +170,17 @@ void Requests::wait_all(Mismatch& mismatch) {
 }
 
 void Requests::wait_posted(Mismatch& mismatch) {
-  thread_local std::vector<MPI_Status> statuses;  // kept between calls: no allocation per call
-  statuses.resize(requests_.size());
+  statuses_.resize(requests_.size());
   [[maybe_unused]] const WorldErrorsReturn guard;
-  const int rc = MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses.data());
-  const auto expected = std::move(expected_);
-  auto requests = std::move(requests_);
-  requests_.clear();
-  expected_.clear();
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    MPI_Status& status = statuses[i];
+  const int rc =
+      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
+  for (std::size_t i = 0; i < expected_.size(); ++i) {
+    MPI_Status& status = statuses_[i];
     if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS) {
       int error_class = 0;
       MPI_Error_class(status.MPI_ERROR, &error_class);
       if (error_class == MPI_ERR_PENDING) {  // not failed, not done: another one failed
-        check_mpi(MPI_Wait(&requests[i], &status), "MPI_Wait");
+        check_mpi(MPI_Wait(&requests_[i], &status), "MPI_Wait");
       } else if (error_class == MPI_ERR_TRUNCATE) {
         mismatch.note(fmt::format("rank {} sent more bytes than the receive count allows",
                                   status.MPI_SOURCE));
@@ -195,17 +189,19 @@ void Requests::wait_posted(Mismatch& mismatch) {
         check_mpi(status.MPI_ERROR, "MPI_Waitall");
       }
     }
-    if (expected[i] < 0) continue;
+    if (expected_[i] < 0) continue;
     if (in_band_ && status.MPI_TAG >= kErrorTag) {
       in_band_->note(status.MPI_SOURCE, status.MPI_TAG - kErrorTag);
       continue;
     }
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got != expected[i])
+    if (got != expected_[i])
       mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                status.MPI_SOURCE, got, expected[i]));
+                                status.MPI_SOURCE, got, expected_[i]));
   }
+  requests_.clear();
+  expected_.clear();
   if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
 }
 

@@ -4,7 +4,10 @@
 
 #include <mpi.h>
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <string>
 #include <vector>
 
@@ -66,6 +69,7 @@ class Requests {
   void reserve(std::size_t messages) {
     requests_.reserve(messages);
     expected_.reserve(messages);
+    statuses_.reserve(messages);
   }
 
  private:
@@ -80,8 +84,13 @@ class Requests {
   void post_recv_pieces(std::byte* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   void wait_posted(Mismatch& mismatch);
 
-  std::vector<MPI_Request> requests_;
-  std::vector<std::int64_t> expected_;  // bytes per request; -1 for sends
+  // The bookkeeping of up to about a hundred messages lives here, not on the heap: small
+  // exchanges are dominated by per-call costs.
+  std::array<std::byte, 4096> arena_;
+  std::pmr::monotonic_buffer_resource resource_{arena_.data(), arena_.size()};
+  std::pmr::vector<MPI_Request> requests_{&resource_};
+  std::pmr::vector<std::int64_t> expected_{&resource_};  // bytes per request; -1 for sends
+  std::pmr::vector<MPI_Status> statuses_{&resource_};
   PeerErrors* in_band_ = nullptr;
   std::vector<Rest> rest_;
 };

@@ -37,12 +37,14 @@ double time_one(const Entry& e, Buffers& buffers) {
 
 void time_entries(std::vector<Entry>& entries, Buffers& buffers, int iterations, int warmup,
                   Progress& progress, const std::string& label) {
-  std::vector<double> local;  // iteration-major: entries.size() times per iteration
-  local.reserve(static_cast<std::size_t>(iterations) * entries.size());
+  const std::size_t n = entries.size();
+  std::vector<double> local(static_cast<std::size_t>(iterations) * n);  // iteration-major
   for (int it = 0; it < warmup + iterations; ++it) {
-    for (const auto& e : entries) {
-      const double seconds = time_one(e, buffers);
-      if (it >= warmup) local.push_back(seconds);
+    // The order rotates: no entry always runs first after the barrier or after the baseline.
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t e = (k + static_cast<std::size_t>(it)) % n;
+      const double seconds = time_one(entries[e], buffers);
+      if (it >= warmup) local[static_cast<std::size_t>(it - warmup) * n + e] = seconds;
     }
     if (progress.due())
       progress.show(fmt::format("{}: iteration {}/{}", label, it + 1, warmup + iterations));
@@ -51,7 +53,7 @@ void time_entries(std::vector<Entry>& entries, Buffers& buffers, int iterations,
   MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
   for (std::size_t i = 0; i < local.size(); ++i)
-    entries[i % entries.size()].seconds.push_back(local[i]);
+    entries[i % n].seconds.push_back(local[i]);
 }
 
 }  // namespace a2av::bench

@@ -1,0 +1,92 @@
+#include "alltoallv/recent_calls.hpp"
+
+#include <algorithm>
+
+namespace a2av {
+namespace {
+
+constexpr int kFields = 4;  // per peer: send count, send displacement, recv count, recv displ.
+
+bool same_layout(const std::vector<std::int64_t>& kept, const Call& call, int size) {
+  if (!call.sendcounts || !call.sdispls || !call.recvcounts || !call.rdispls) return false;
+  const std::int64_t* k = kept.data();
+  for (int p = 0; p < size; ++p, k += kFields)
+    if ((k[0] != call.sendcounts[p]) | (k[1] != call.sdispls[p]) | (k[2] != call.recvcounts[p]) |
+        (k[3] != call.rdispls[p]))
+      return false;
+  return true;
+}
+
+void copy_layout(std::vector<std::int64_t>& kept, const Call& call, int size) {
+  kept.resize(static_cast<std::size_t>(size) * kFields);
+  std::int64_t* k = kept.data();
+  for (int p = 0; p < size; ++p, k += kFields) {
+    k[0] = call.sendcounts[p];
+    k[1] = call.sdispls[p];
+    k[2] = call.recvcounts[p];
+    k[3] = call.rdispls[p];
+  }
+}
+
+}  // namespace
+
+bool RecentCalls::matches(const Slot& slot, const Call& call, int size,
+                          std::string_view spec) const {
+  if (spec != slot.spec_text || !same_layout(slot.layout, call, size)) return false;
+  const TypeInfo recv_type = type_info(call.recvtype);
+  const TypeInfo send_type = call.sendtype == call.recvtype ? recv_type : type_info(call.sendtype);
+  return send_type == slot.send_type && recv_type == slot.recv_type;
+}
+
+Prepared* RecentCalls::find(const Call& call, const CommContext& ctx, std::string_view spec,
+                            bool validate) {
+  if (ctx.size > kMaxRecentSize || call.in_place()) return nullptr;
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    const Key& k = keys_[i];
+    if (k.serial != ctx.serial || k.sendbuf != call.sendbuf || k.recvbuf != call.recvbuf ||
+        k.sendtype != call.sendtype || k.recvtype != call.recvtype || k.validate != validate ||
+        !matches(slots_[i], call, ctx.size, spec))
+      continue;
+    keys_[i].last_used = ++clock_;
+    return &slots_[i].prepared;
+  }
+  return nullptr;
+}
+
+RecentCalls::Claim::Claim(RecentCalls& calls) : calls_(calls) {
+  const auto oldest = std::min_element(calls.keys_.begin(), calls.keys_.end(),
+                                       [](auto& a, auto& b) { return a.last_used < b.last_used; });
+  slot_ = static_cast<std::size_t>(oldest - calls.keys_.begin());
+  calls.keys_[slot_] = Key{};
+}
+
+void RecentCalls::Claim::keep_if_repeatable(const Call& call, std::string_view spec,
+                                            bool validate) {
+  const Prepared& prepared = this->prepared();
+  const int size = prepared.ctx->size;
+  if (!prepared.in_band || size > kMaxRecentSize || prepared.normalized->copies()) return;
+  Slot& slot = calls_.slots_[slot_];
+  slot.spec_text = spec;
+  slot.recv_type = prepared.normalized->recv_type();
+  slot.send_type = prepared.normalized->send_type();
+  copy_layout(slot.layout, call, size);
+  calls_.keys_[slot_] = {prepared.ctx->serial, ++calls_.clock_, call.sendbuf, call.recvbuf,
+                         call.sendtype,        call.recvtype,   validate};
+  kept_ = true;
+}
+
+RecentCalls::Claim::~Claim() {
+  if (kept_) return;
+  Prepared& prepared = this->prepared();
+  if (prepared.ctx && prepared.ctx->size > kMaxRecentSize)
+    prepared = Prepared();
+  else if (prepared.normalized)
+    prepared.normalized->release_copies();
+}
+
+RecentCalls& recent_calls() {
+  thread_local RecentCalls calls;
+  return calls;
+}
+
+}  // namespace a2av
