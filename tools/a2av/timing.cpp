@@ -52,8 +52,7 @@ void time_entries(std::vector<Entry>& entries, Buffers& buffers, int iterations,
   // One reduction for the whole loop keeps collectives out of the timed iterations.
   MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  for (std::size_t i = 0; i < local.size(); ++i)
-    entries[i % n].seconds.push_back(local[i]);
+  for (std::size_t i = 0; i < local.size(); ++i) entries[i % n].seconds.push_back(local[i]);
 }
 
 }  // namespace a2av::bench
