@@ -5,8 +5,11 @@
 #include <fmt/core.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <random>
 
 namespace a2av::bench {
 namespace {
@@ -39,10 +42,14 @@ void time_entries(std::vector<Entry>& entries, Buffers& buffers, int iterations,
                   Progress& progress, const std::string& label) {
   const std::size_t n = entries.size();
   std::vector<double> local(static_cast<std::size_t>(iterations) * n);  // iteration-major
+  // A new order every iteration, the same on every rank (one seed, one binary): no entry
+  // always follows the same one, whose code and data it would find in the caches or not.
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 shuffler(20261123);
   for (int it = 0; it < warmup + iterations; ++it) {
-    // The order rotates: no entry always runs first after the barrier or after the baseline.
-    for (std::size_t k = 0; k < n; ++k) {
-      const std::size_t e = (k + static_cast<std::size_t>(it)) % n;
+    std::shuffle(order.begin(), order.end(), shuffler);
+    for (const std::size_t e : order) {
       const double seconds = time_one(entries[e], buffers);
       if (it >= warmup) local[static_cast<std::size_t>(it - warmup) * n + e] = seconds;
     }

@@ -1,7 +1,7 @@
 // The timed loop, as OSU and the TuNA paper measure: a barrier outside the timed region,
 // warm-up iterations discarded, per-iteration time = max over ranks. Entries take turns
-// within each iteration, in an order that rotates every iteration, so drifting machine noise
-// and the cost of coming first fall on every algorithm alike.
+// within each iteration, in an order shuffled every iteration, so drifting machine noise and
+// the cost of following another algorithm fall on every algorithm alike.
 #pragma once
 
 #include "buffers.hpp"
