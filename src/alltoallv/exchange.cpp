@@ -5,6 +5,7 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/per_thread.hpp"
 #include "tuning/selector.hpp"
 
 #include <algorithm>
@@ -190,7 +191,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   if (ctx.is_intercomm && spec->algorithm->name != "vendor")
     fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
   // Reused up to the size the recent calls keep: a call allocates nothing once warm.
-  thread_local CheckedCall reused;
+  CheckedCall& reused = per_thread<CheckedCall>();
   CheckedCall fresh;
   CheckedCall& checked = ctx.size <= RecentCalls::kMaxRecentSize ? reused : fresh;
   check_call(call, ctx.size, checked);

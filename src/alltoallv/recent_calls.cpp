@@ -1,5 +1,7 @@
 #include "alltoallv/recent_calls.hpp"
 
+#include "core/per_thread.hpp"
+
 #include <algorithm>
 
 namespace a2av {
@@ -85,8 +87,7 @@ RecentCalls::Claim::~Claim() {
 }
 
 RecentCalls& recent_calls() {
-  thread_local RecentCalls calls;
-  return calls;
+  return per_thread<RecentCalls>();
 }
 
 }  // namespace a2av

@@ -8,38 +8,46 @@
 #include "alltoallv/exchange.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/per_thread.hpp"
 
 #include <string>
 #include <vector>
 
 namespace {
 
-thread_local std::string last_message;
-thread_local a2av::CallResult last_result;
-thread_local std::string last_algorithm;  // last_result described, on request
+// What the A2AV_Last_* functions report about this thread's most recent call.
+struct LastCall {
+  std::string message;
+  a2av::CallResult result;
+  std::string algorithm;  // result described, on request
+};
+
+LastCall& last() {
+  return a2av::per_thread<LastCall>();
+}
 
 template <class Body>
 int guarded(Body body) {
-  last_message.clear();
+  last().message.clear();
   try {
     body();
     return A2AV_SUCCESS;
   } catch (const a2av::Error& e) {
-    last_message = e.what();
+    last().message = e.what();
     return e.code();
   } catch (const std::bad_alloc&) {
-    last_message = "out of memory for temporary buffers";
+    last().message = "out of memory for temporary buffers";
     return A2AV_ERR_CAPACITY;
   } catch (const std::exception& e) {
-    last_message = e.what();
+    last().message = e.what();
     return A2AV_ERR_MPI;
   }
 }
 
 int run(const a2av::Call& call, const char* algorithm) {
-  last_result = {};
+  last().result = {};
   return guarded(
-      [&] { last_result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false); });
+      [&] { last().result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false); });
 }
 
 // The int arrays of A2AV_Alltoallv as MPI_Count / MPI_Aint, in storage kept per thread so
@@ -65,7 +73,7 @@ int A2AV_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   int size = 0;
   if (int rc = guarded([&] { size = a2av::comm_context(comm).size; })) return rc;
-  thread_local Widened w;
+  Widened& w = a2av::per_thread<Widened>();
   const a2av::Call call{
       sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls), sendtype,
       recvbuf, widen(recvcounts, size, w.recvcounts), widen(rdispls, size, w.rdispls), recvtype,
@@ -111,12 +119,12 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
 }
 
 int A2AV_Start(A2AV_Plan plan) {
-  last_result = {};
+  last().result = {};
   return guarded([&] {
     if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan is null");
     plan->plan.run();
-    last_result.peak_temp_bytes = plan->plan.peak_temp_bytes();
-    last_algorithm = plan->plan.algorithm();
+    last().result.peak_temp_bytes = plan->plan.peak_temp_bytes();
+    last().algorithm = plan->plan.algorithm();
   });
 }
 
@@ -131,7 +139,7 @@ int A2AV_Plan_free(A2AV_Plan* plan) {
 int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcounts[],
                           MPI_Count recvcounts[], MPI_Datatype type, MPI_Comm comm,
                           const char* algorithm) {
-  last_result = {};
+  last().result = {};
   return guarded([&] {
     const int size = a2av::comm_context(comm).size;
     std::span<const MPI_Count> counts;
@@ -140,8 +148,8 @@ int A2AV_Exchange_inplace(void* buf, MPI_Count capacity, const MPI_Count sendcou
     const auto received = a2av::exchange_inplace(buf, capacity, counts, type, comm,
                                                  algorithm ? algorithm : "", &info);
     if (recvcounts) std::copy(received.begin(), received.end(), recvcounts);
-    last_result.peak_temp_bytes = info.peak_temp_bytes;
-    last_algorithm = info.algorithm;
+    last().result.peak_temp_bytes = info.peak_temp_bytes;
+    last().algorithm = info.algorithm;
   });
 }
 
@@ -162,14 +170,14 @@ int A2AV_Redist_create(void* blocks, MPI_Count nblocks, MPI_Count block_bytes, M
 }
 
 int A2AV_Redist_run(A2AV_Redist redist, const int dest_rank[], const MPI_Count dest_index[]) {
-  last_result = {};
+  last().result = {};
   return guarded([&] {
     if (!redist) a2av::fail(A2AV_ERR_ARG, "the redist handle is null");
     const auto n = static_cast<std::size_t>(redist->nblocks);
     const auto stats =
         redist->redistributor.run({dest_rank, dest_rank ? n : 0}, {dest_index, dest_index ? n : 0});
-    last_result.peak_temp_bytes = stats.peak_temp_bytes;
-    last_algorithm = stats.algorithm;
+    last().result.peak_temp_bytes = stats.peak_temp_bytes;
+    last().algorithm = stats.algorithm;
   });
 }
 
@@ -203,14 +211,14 @@ const char* A2AV_Error_string(int code) {
 }
 
 const char* A2AV_Last_error_message(void) {
-  return last_message.c_str();
+  return last().message.c_str();
 }
 MPI_Count A2AV_Last_peak_bytes(void) {
-  return last_result.peak_temp_bytes;
+  return last().result.peak_temp_bytes;
 }
 const char* A2AV_Last_algorithm(void) {
-  if (last_result.spec) last_algorithm = last_result.describe();  // else set by A2AV_Start
-  return last_algorithm.c_str();
+  if (last().result.spec) last().algorithm = last().result.describe();  // else set by A2AV_Start
+  return last().algorithm.c_str();
 }
 
 }  // extern "C"

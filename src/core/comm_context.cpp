@@ -1,6 +1,7 @@
 #include "core/comm_context.hpp"
 
 #include "core/check.hpp"
+#include "core/per_thread.hpp"
 
 #include <array>
 #include <atomic>
@@ -91,7 +92,7 @@ struct RecentContexts {
 
 const CommContext& comm_context(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
-  thread_local RecentContexts recent;
+  RecentContexts& recent = per_thread<RecentContexts>();
   const std::uint64_t generation = contexts_deleted.load(std::memory_order_acquire);
   if (recent.generation != generation) recent = RecentContexts{generation};
   for (std::size_t i = 0; i < recent.comms.size(); ++i)
