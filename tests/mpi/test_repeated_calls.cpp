@@ -7,6 +7,8 @@
 
 #include <a2av/a2av.h>
 
+#include "alltoallv/recent_calls.hpp"
+
 #include <algorithm>
 
 namespace a2av::test {
@@ -93,7 +95,8 @@ TEST(RepeatedCalls, CountsAndDisplacementsChangedInTheSameArrays) {
 TEST(RepeatedCalls, MoreArgumentSetsThanAreKept) {
   const int size = size_of(MPI_COMM_WORLD);
   std::vector<Arguments> sets;
-  for (std::uint64_t seed = 0; seed < 7; ++seed) sets.emplace_back(uniform(size, 30, seed), seed);
+  for (std::uint64_t seed = 0; seed < RecentCalls::kSlots + 3; ++seed)
+    sets.emplace_back(uniform(size, 30, seed), seed);
   for (int round = 0; round < 3; ++round)
     for (std::size_t i = 0; i < sets.size(); ++i)
       expect_as_vendor("auto", sets[i], MPI_BYTE, MPI_COMM_WORLD, round * 10 + static_cast<int>(i));
