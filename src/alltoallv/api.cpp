@@ -14,14 +14,13 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
                std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
                std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
-  const CommContext& ctx = comm_context(comm);
-  const auto size = static_cast<std::size_t>(ctx.size);
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  if ((!in_place && (sendcounts.size() < size || sdispls.size() < size)) ||
-      recvcounts.size() < size || rdispls.size() < size)
-    fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
-  const Call call{sendbuf,           sendcounts.data(), sdispls.data(), sendtype, recvbuf,
-                  recvcounts.data(), rdispls.data(),    recvtype,       comm};
+  const std::string too_short = short_spans_message(
+      sendbuf, {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()}, comm);
+  const bool ok = too_short.empty();
+  const Call call{
+      sendbuf, ok ? sendcounts.data() : nullptr, ok ? sdispls.data() : nullptr, sendtype,
+      recvbuf, ok ? recvcounts.data() : nullptr, ok ? rdispls.data() : nullptr, recvtype,
+      comm,    ok ? nullptr : too_short.c_str()};
   const CallResult result = run_alltoallv(call, options.algorithm, options.validate);
   if (options.info) *options.info = {result.describe(), result.peak_temp_bytes};
 }

@@ -248,6 +248,17 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.max_block = agreed.stats.max_block;
 }
 
+std::string short_spans_message(const void* sendbuf, std::array<std::size_t, 4> span_sizes,
+                                MPI_Comm comm) {
+  const auto size = static_cast<std::size_t>(comm_context(comm).size);
+  const std::size_t first = sendbuf == MPI_IN_PLACE ? 2 : 0;
+  for (std::size_t i = first; i < span_sizes.size(); ++i)
+    if (span_sizes[i] < size)
+      return fmt::format("count and displacement spans need {} entries, one has {}", size,
+                         span_sizes[i]);
+  return "";
+}
+
 Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,
                            bool in_band_allowed, MemoryTracker& memory) {
   Prepared prepared;

@@ -9,8 +9,10 @@
 #include "alltoallv/registry.hpp"
 #include "core/call.hpp"
 
+#include <array>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace a2av {
@@ -53,6 +55,12 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec, bool v
 
 // Runs a prepared exchange (not vendor).
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
+
+// For the span-taking entry points: "" if the count and displacement spans (send counts,
+// send displacements, receive counts, receive displacements; the send side unused for
+// MPI_IN_PLACE) have an entry per rank of `comm`, else the error, for Call::rejected.
+std::string short_spans_message(const void* sendbuf, std::array<std::size_t, 4> span_sizes,
+                                MPI_Comm comm);
 
 // prepare + execute. Throws a2av::Error.
 CallResult run_alltoallv(const Call& call, std::string_view spec, bool validate);

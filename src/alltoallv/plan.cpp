@@ -21,9 +21,16 @@ struct Plan::State {
         recvcounts(copy(user.recvcounts, size)),
         sdispls(copy(user.sdispls, size)),
         rdispls(copy(user.rdispls, size)),
-        call{user.sendbuf, data_or_null(sendcounts), data_or_null(sdispls), user.sendtype,
-             user.recvbuf, data_or_null(recvcounts), data_or_null(rdispls), user.recvtype,
-             user.comm},
+        call{user.sendbuf,
+             data_or_null(sendcounts),
+             data_or_null(sdispls),
+             user.sendtype,
+             user.recvbuf,
+             data_or_null(recvcounts),
+             data_or_null(rdispls),
+             user.recvtype,
+             user.comm,
+             user.rejected},  // a rejected call throws here: nothing dangles
         prepared(prepare_alltoallv(call, spec_text, validate, false, memory)) {}
 
   template <class T>
@@ -42,18 +49,19 @@ Plan::Plan(const void* sendbuf, std::span<const MPI_Count> sendcounts,
            MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
   const auto size = static_cast<std::size_t>(comm_context(comm).size);
   const bool in_place = sendbuf == MPI_IN_PLACE;
-  if ((!in_place && (sendcounts.size() < size || sdispls.size() < size)) ||
-      recvcounts.size() < size || rdispls.size() < size)
-    fail(A2AV_ERR_ARG, "count and displacement spans need {} entries", size);
+  const std::string too_short = short_spans_message(
+      sendbuf, {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()}, comm);
+  const bool ok = too_short.empty();  // else the ranks agree on the error, in State
   const Call user{sendbuf,
-                  in_place ? nullptr : sendcounts.data(),
-                  in_place ? nullptr : sdispls.data(),
+                  ok && !in_place ? sendcounts.data() : nullptr,
+                  ok && !in_place ? sdispls.data() : nullptr,
                   sendtype,
                   recvbuf,
-                  recvcounts.data(),
-                  rdispls.data(),
+                  ok ? recvcounts.data() : nullptr,
+                  ok ? rdispls.data() : nullptr,
                   recvtype,
-                  comm};
+                  comm,
+                  ok ? nullptr : too_short.c_str()};
   state_ = std::make_unique<State>(user, size, options.algorithm, options.validate);
 }
 

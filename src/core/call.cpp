@@ -184,6 +184,11 @@ TypeInfo type_info(MPI_Datatype type) {
 void check_call(const Call& call, int comm_size, CheckedCall& c) {
   c.code = A2AV_SUCCESS;
   c.message.clear();
+  if (call.rejected) {
+    c.code = A2AV_ERR_ARG;
+    c.message = call.rejected;
+    return;
+  }
   if (call.recvbuf == MPI_IN_PLACE) {
     c.code = A2AV_ERR_ARG;
     c.message = "the receive buffer cannot be MPI_IN_PLACE";

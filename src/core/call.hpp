@@ -24,6 +24,9 @@ struct Call {
   const MPI_Aint* rdispls;
   MPI_Datatype recvtype;
   MPI_Comm comm;
+  // An argument error found before the call could be formed (a span too short): the arrays
+  // are then null, and the error is agreed across ranks like any other.
+  const char* rejected = nullptr;
 
   bool in_place() const { return sendbuf == MPI_IN_PLACE; }
 };

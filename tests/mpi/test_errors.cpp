@@ -5,6 +5,9 @@
 // error, but never a byte from the rank that had one.
 #include "harness.hpp"
 
+#include <a2av/alltoallv.hpp>
+#include <a2av/plan.hpp>
+
 #include <cstdlib>
 #include <string>
 
@@ -106,6 +109,43 @@ TEST(Errors, TwoRanksWithDifferentErrorsAgreeOnTheLargerCode) {
     if (c.me == 1) c.recv_type = MPI_DATATYPE_NULL;  // A2AV_ERR_DATATYPE
     EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_DATATYPE) << spec;
   }
+}
+
+// The C++ entry points take spans; one too short on one rank is an argument error that every
+// rank returns (it used to throw on that rank alone, before any agreement).
+TEST(Errors, SpanTooShortOnOneRankFailsEverywhere) {
+  for (const auto& spec : kAlgorithms) {
+    Case c;
+    const bool failing = c.me == c.size - 1;
+    const std::span<const MPI_Count> recvcounts(c.rc.data(), failing ? c.size - 1 : c.size);
+    int code = A2AV_SUCCESS;
+    try {
+      a2av::alltoallv(c.send.data(), c.sc, c.sd, MPI_INT, c.recv.data(), recvcounts, c.rd, MPI_INT,
+                      MPI_COMM_WORLD, {.algorithm = spec});
+    } catch (const a2av::Error& e) {
+      code = e.code();
+      if (failing) {
+        EXPECT_NE(std::string(e.what()).find("entries"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG) << spec;
+    c.expect_untouched_after_error_of(c.size - 1, spec);
+  }
+}
+
+TEST(Errors, PlanWithSpanTooShortOnOneRankFailsEverywhere) {
+  Case c;
+  const bool failing = c.me == 0;
+  const std::span<const MPI_Aint> sdispls(c.sd.data(), failing ? 0 : c.size);
+  int code = A2AV_SUCCESS;
+  try {
+    a2av::Plan plan(c.send.data(), c.sc, sdispls, MPI_INT, c.recv.data(), c.rc, c.rd, MPI_INT,
+                    MPI_COMM_WORLD);
+  } catch (const a2av::Error& e) {
+    code = e.code();
+  }
+  EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG);
+  c.expect_untouched();
 }
 
 TEST(Errors, NullBufferWithData) {
