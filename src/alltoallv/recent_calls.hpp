@@ -1,8 +1,8 @@
 // The checked form of the last few calls a thread made, so that a call repeated with the
 // same arguments (the loop of most applications) skips the argument checks, the choice of
 // algorithm and the byte layout: an automatic, per-thread persistent plan. A call that is
-// not found is prepared in the least recently used slot, reusing its storage, so that no
-// call allocates once the slots are warm.
+// not found is prepared in the least recently used slot, reusing its storage, so that the
+// driver allocates nothing once the slots are warm.
 //
 // Only calls whose errors are agreed in band are kept (exchange.hpp, Prepared::in_band):
 // everything their Prepared holds follows from this rank's own arguments and P, so equal
