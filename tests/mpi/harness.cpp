@@ -127,6 +127,19 @@ Layout layout_for(const Matrix& counts, int rank, std::uint64_t seed) {
   return l;
 }
 
+int vendor_alltoallv(const void* send, const Layout& l, MPI_Datatype type, void* recv,
+                     MPI_Comm comm) {
+  const int size = size_of(comm);
+  std::vector<int> sc(size), sd(size), rc(size), rd(size);
+  for (int p = 0; p < size; ++p) {
+    sc[p] = static_cast<int>(l.sendcounts[p]);
+    sd[p] = static_cast<int>(l.sdispls[p]);
+    rc[p] = static_cast<int>(l.recvcounts[p]);
+    rd[p] = static_cast<int>(l.rdispls[p]);
+  }
+  return MPI_Alltoallv(send, sc.data(), sd.data(), type, recv, rc.data(), rd.data(), type, comm);
+}
+
 std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts, MPI_Comm comm,
                                    std::uint64_t seed, int elem_bytes) {
   const int me = rank_of(comm), size = size_of(comm);
@@ -142,16 +155,7 @@ std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts
   const auto send_before = send;
   std::vector<unsigned char> got(l.recv_extent * elem_bytes, kPoison), want = got;
 
-  std::vector<int> sc(size), sd(size), rc(size), rd(size);
-  for (int p = 0; p < size; ++p) {
-    sc[p] = static_cast<int>(l.sendcounts[p]);
-    sd[p] = static_cast<int>(l.sdispls[p]);
-    rc[p] = static_cast<int>(l.recvcounts[p]);
-    rd[p] = static_cast<int>(l.rdispls[p]);
-  }
-  EXPECT_EQ(MPI_Alltoallv(send.data(), sc.data(), sd.data(), type, want.data(), rc.data(),
-                          rd.data(), type, comm),
-            MPI_SUCCESS);
+  EXPECT_EQ(vendor_alltoallv(send.data(), l, type, want.data(), comm), MPI_SUCCESS);
   const int rc_a2av =
       A2AV_Alltoallv_with(spec.c_str(), send.data(), l.sendcounts.data(), l.sdispls.data(), type,
                           got.data(), l.recvcounts.data(), l.rdispls.data(), type, comm);

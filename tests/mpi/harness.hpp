@@ -46,6 +46,10 @@ struct Layout {
 };
 Layout layout_for(const Matrix& counts, int rank, std::uint64_t seed);
 
+// The vendor MPI_Alltoallv on `l` (counts and displacements converted to int).
+int vendor_alltoallv(const void* send, const Layout& l, MPI_Datatype type, void* recv,
+                     MPI_Comm comm);
+
 // The value of byte b of the block src sends dst.
 inline unsigned char pattern(int src, int dst, std::int64_t b) {
   return static_cast<unsigned char>(src * 131 + dst * 31 + b * 7 + (b >> 8));

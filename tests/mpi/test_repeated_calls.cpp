@@ -37,17 +37,7 @@ void expect_as_vendor(const char* spec, Arguments& a, MPI_Datatype type, MPI_Com
     a.send[i] = static_cast<unsigned char>(pattern(me, salt, static_cast<std::int64_t>(i)));
   std::fill(a.got.begin(), a.got.end(), kPoison);
   std::fill(a.want.begin(), a.want.end(), kPoison);
-  const int size = size_of(comm);
-  std::vector<int> sc(size), sd(size), rc(size), rd(size);
-  for (int p = 0; p < size; ++p) {
-    sc[p] = static_cast<int>(l.sendcounts[p]);
-    sd[p] = static_cast<int>(l.sdispls[p]);
-    rc[p] = static_cast<int>(l.recvcounts[p]);
-    rd[p] = static_cast<int>(l.rdispls[p]);
-  }
-  ASSERT_EQ(MPI_Alltoallv(a.send.data(), sc.data(), sd.data(), type, a.want.data(), rc.data(),
-                          rd.data(), type, comm),
-            MPI_SUCCESS);
+  ASSERT_EQ(vendor_alltoallv(a.send.data(), l, type, a.want.data(), comm), MPI_SUCCESS);
   ASSERT_EQ(A2AV_Alltoallv_with(spec, a.send.data(), l.sendcounts.data(), l.sdispls.data(), type,
                                 a.got.data(), l.recvcounts.data(), l.rdispls.data(), type, comm),
             A2AV_SUCCESS)
