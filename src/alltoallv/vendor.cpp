@@ -3,6 +3,7 @@
 // the MPI library is MPI-4; otherwise they are an A2AV_ERR_ARG.
 #include "alltoallv/algorithm.hpp"
 #include "core/check.hpp"
+#include "core/per_thread.hpp"
 
 #include <climits>
 #include <vector>
@@ -21,6 +22,13 @@ bool to_int(const auto* values, int n, std::vector<int>& out) {
   return true;
 }
 
+// The int arrays of the MPI call; kept per thread up to kKeptSize ranks (16 KiB), so that a
+// call on fewer ranks allocates nothing once warm.
+struct IntArrays {
+  std::vector<int> sc, sd, rc, rd;
+};
+constexpr int kKeptSize = 1024;
+
 }  // namespace
 
 void set_vendor_alltoallv(VendorAlltoallv fn) {
@@ -30,7 +38,8 @@ void set_vendor_alltoallv(VendorAlltoallv fn) {
 void run_vendor(const Exchange& ex, const Params&) {
   const Call& c = ex.call;
   const int n = ex.ctx.size;
-  std::vector<int> sc, sd, rc, rd;
+  IntArrays fresh;
+  auto& [sc, sd, rc, rd] = n <= kKeptSize ? per_thread<IntArrays>() : fresh;
   const bool fits = (c.in_place() || (to_int(c.sendcounts, n, sc) && to_int(c.sdispls, n, sd))) &&
                     to_int(c.recvcounts, n, rc) && to_int(c.rdispls, n, rd);
   if (fits) {
