@@ -296,13 +296,14 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
 // so that each says what it chose.
 CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   MemoryTracker memory;
-  const CommContext& ctx = comm_context(call.comm);
   const std::string_view spec = chosen_spec_text(spec_text);
   RecentCalls& recent = recent_calls();
-  if (Prepared* kept = verbose() ? nullptr : recent.find(call, ctx, spec, validate)) {
+  if (Prepared* kept = verbose() ? nullptr : recent.find(call, spec, validate)) {
     execute(call, *kept, memory);
+    const CommContext& ctx = *kept->ctx;
     return {kept->spec.get(), ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
   }
+  const CommContext& ctx = comm_context(call.comm);
   RecentCalls::Claim claim(recent);  // before `memory` ends, lets go of what it charged
   prepare_into(claim.prepared(), call, spec, validate, true, memory);
   if (!verbose()) claim.keep_if_repeatable(call, spec, validate);

@@ -40,16 +40,18 @@ bool RecentCalls::matches(const Slot& slot, const Call& call, int size,
   return send_type == slot.send_type && recv_type == slot.recv_type;
 }
 
-Prepared* RecentCalls::find(const Call& call, const CommContext& ctx, std::string_view spec,
-                            bool validate) {
-  if (ctx.size > kMaxRecentSize || call.in_place()) return nullptr;
-  for (std::size_t i = 0; i < kSlots; ++i) {
+Prepared* RecentCalls::find(const Call& call, std::string_view spec, bool validate) {
+  if (call.in_place() || call.comm == MPI_COMM_NULL) return nullptr;
+  const std::uint64_t generation = contexts_generation();
+  for (std::size_t n = 0; n < kSlots; ++n) {
+    const std::size_t i = (last_hit_ + n) % kSlots;
     const Key& k = keys_[i];
-    if (k.serial != ctx.serial || k.sendbuf != call.sendbuf || k.recvbuf != call.recvbuf ||
-        k.sendtype != call.sendtype || k.recvtype != call.recvtype || k.validate != validate ||
-        !matches(slots_[i], call, ctx.size, spec))
+    if (k.comm != call.comm || k.generation != generation || k.sendbuf != call.sendbuf ||
+        k.recvbuf != call.recvbuf || k.sendtype != call.sendtype || k.recvtype != call.recvtype ||
+        k.validate != validate || !matches(slots_[i], call, slots_[i].prepared.ctx->size, spec))
       continue;
     keys_[i].last_used = ++clock_;
+    last_hit_ = i;
     return &slots_[i].prepared;
   }
   return nullptr;
@@ -72,8 +74,8 @@ void RecentCalls::Claim::keep_if_repeatable(const Call& call, std::string_view s
   slot.recv_type = prepared.normalized->recv_type();
   slot.send_type = prepared.normalized->send_type();
   copy_layout(slot.layout, call, size);
-  calls_.keys_[slot_] = {prepared.ctx->serial, ++calls_.clock_, call.sendbuf, call.recvbuf,
-                         call.sendtype,        call.recvtype,   validate};
+  calls_.keys_[slot_] = {call.comm,    contexts_generation(), ++calls_.clock_, call.sendbuf,
+                         call.recvbuf, call.sendtype,         call.recvtype,   validate};
   kept_ = true;
 }
 

@@ -10,8 +10,9 @@
 // other ranks' counts, which may have changed, and is never kept. Neither is one that goes
 // through temporary copies (non-contiguous datatypes).
 //
-// "Equal arguments" is checked in full on every call: the communicator's context (a serial
-// that is never reused, so a freed and re-created handle does not match), the buffers, the
+// "Equal arguments" is checked in full on every call: the communicator handle, kept only
+// while no communicator context has been freed since (contexts_generation(): a freed and
+// re-created handle cannot match, and no lookup of the context is needed), the buffers, the
 // datatype handles and their size and extents (queried again: a freed handle may come back
 // as another type), every count and displacement, the spec and the validation flag.
 //
@@ -35,8 +36,8 @@ class RecentCalls {
   static constexpr int kMaxRecentSize = 256;
   static constexpr std::size_t kSlots = 16;
 
-  // The Prepared of an equal earlier call, or null.
-  Prepared* find(const Call& call, const CommContext& ctx, std::string_view spec, bool validate);
+  // The Prepared of an equal earlier call, or null. The most recent hit is tried first.
+  Prepared* find(const Call& call, std::string_view spec, bool validate);
 
   // The least recently used slot, for a call that was not found. Until keep_if_repeatable
   // keeps it, the slot is not found, and when the claim ends it lets go of the temporary
@@ -61,7 +62,8 @@ class RecentCalls {
  private:
   // What is compared first, for all slots in a few cache lines.
   struct Key {
-    std::uint64_t serial = 0;  // CommContext::serial; 0 = empty
+    MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_NULL: empty
+    std::uint64_t generation = 0;   // contexts_generation() when kept
     std::uint64_t last_used = 0;
     const void* sendbuf = nullptr;
     const void* recvbuf = nullptr;
@@ -81,6 +83,7 @@ class RecentCalls {
   std::array<Key, kSlots> keys_;
   std::array<Slot, kSlots> slots_;
   std::uint64_t clock_ = 0;
+  std::size_t last_hit_ = 0;
 };
 
 // This thread's recent calls.

@@ -157,7 +157,7 @@ void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
   if (q == 0) return run_tuna(ex, params);
   const Layout l{q, size / q, ex.ctx.rank / q, ex.ctx.rank % q};
   const MPI_Comm node = node_comm(ex.ctx, q);
-  const CommContext node_ctx{node, l.local, q, q, true, false, 0, {}};
+  const CommContext node_ctx{node, l.local, q, q, true, false, {}};
 
   // Phase 1: TuNA inside the node on aggregated blocks.
   const auto sizes = exchange_sizes(ex, l, node);

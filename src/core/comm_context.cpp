@@ -52,9 +52,7 @@ void find_nodes(CommContext& context) {
 }
 
 std::unique_ptr<CommContext> make_context(MPI_Comm user) {
-  static std::atomic<std::uint64_t> contexts_made{0};
   auto context = std::make_unique<CommContext>();
-  context->serial = ++contexts_made;
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   context->is_intercomm = inter != 0;
@@ -90,10 +88,14 @@ struct RecentContexts {
 
 }  // namespace
 
+std::uint64_t contexts_generation() {
+  return contexts_deleted.load(std::memory_order_acquire);
+}
+
 const CommContext& comm_context(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
   RecentContexts& recent = per_thread<RecentContexts>();
-  const std::uint64_t generation = contexts_deleted.load(std::memory_order_acquire);
+  const std::uint64_t generation = contexts_generation();
   if (recent.generation != generation) recent = RecentContexts{generation};
   for (std::size_t i = 0; i < recent.comms.size(); ++i)
     if (recent.comms[i] == comm) return *recent.contexts[i];

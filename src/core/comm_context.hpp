@@ -17,13 +17,17 @@ struct CommContext {
   int node_size = 1;           // ranks sharing this rank's node
   bool uniform_nodes = false;  // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;
-  std::uint64_t serial = 0;  // unique per context in the process, never reused
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
 };
 
 // The context of `comm`, created on first use (collectively).
 const CommContext& comm_context(MPI_Comm comm);
+
+// Changes whenever a context is deleted (its communicator freed). While it stays the same, a
+// communicator handle that had a context still has that context: MPI reuses a handle only
+// after the communicator is freed.
+std::uint64_t contexts_generation();
 
 // The communicator of this rank's node when nodes are ranks [k*Q, (k+1)*Q) (collective on
 // first use for a given Q).

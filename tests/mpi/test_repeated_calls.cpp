@@ -2,7 +2,8 @@
 // recent_calls.hpp). Every change a user can make between two calls must still be seen:
 // new data, counts or displacements changed in the same arrays, other buffers, more
 // argument sets than are kept, a datatype or communicator freed and made again (its handle
-// may come back), and an error after a kept call. Each call is compared with the vendor.
+// may come back), the same arguments on another communicator, and an error after a kept
+// call. Each call is compared with the vendor.
 #include "harness.hpp"
 
 #include <a2av/a2av.h>
@@ -125,6 +126,20 @@ TEST(RepeatedCalls, CommunicatorFreedAndMadeAgain) {
     expect_as_vendor("spread_out", a, MPI_BYTE, comm, round + 10);
     MPI_Comm_free(&comm);
   }
+}
+
+TEST(RepeatedCalls, SameArgumentsOnTwoCommunicators) {
+  // The same buffers and counts on the world and on its ranks in reverse order: a call on
+  // one must not run as the kept call of the other.
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size_of(MPI_COMM_WORLD) - rank_of(MPI_COMM_WORLD), &reversed);
+  const int size = size_of(MPI_COMM_WORLD);
+  Arguments a(Matrix(size, std::vector<std::int64_t>(size, 24)), 17);  // the same for any order
+  for (int round = 0; round < 3; ++round) {
+    expect_as_vendor("auto", a, MPI_BYTE, MPI_COMM_WORLD, 2 * round);
+    expect_as_vendor("auto", a, MPI_BYTE, reversed, 2 * round + 1);
+  }
+  MPI_Comm_free(&reversed);
 }
 
 TEST(RepeatedCalls, ErrorAfterAKeptCallIsAgreedAndTheNextCallIsClean) {
