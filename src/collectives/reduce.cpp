@@ -16,8 +16,9 @@ namespace {
 void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                      MPI_Op op, int root, const Comm& c) {
   const int tree_root = commutative(op) ? root : 0;
-  // Leaves send the user's buffer as it is; only ranks with children need two buffers.
-  std::optional<Elements> acc, in;
+  // Leaves send the user's buffer as it is; only ranks with children need two buffers, made
+  // as one allocation (see TwoBuffers).
+  std::optional<TwoBuffers> buffers;
   std::byte *mine = nullptr, *theirs = nullptr;
   auto result = [&]() -> const void* { return mine ? mine : send_buf; };
   const int v = relative(c.rank, tree_root, c.size);
@@ -28,8 +29,8 @@ void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, c
     }
     if (v + mask >= c.size) continue;
     if (!mine) {
-      mine = acc.emplace(type, count).data();
-      theirs = in.emplace(type, count).data();
+      mine = buffers.emplace(type, count).first();
+      theirs = buffers->second();
       copy(send_buf, mine, count, type);
     }
     // The child's ranks follow ours: ours is the left operand.
@@ -48,21 +49,22 @@ void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, c
 
 void reduce_rabenseifner(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                          MPI_Op op, int root, const Comm& c) {
-  Elements acc(type, count), scratch(type, count);
-  copy(send_buf, acc.data(), count, type);
-  const Fold f = fold(acc.data(), scratch.data(), count, type, op, c);
+  TwoBuffers buffers(type, count);
+  std::byte *const acc = buffers.first(), *const scratch = buffers.second();
+  copy(send_buf, acc, count, type);
+  const Fold f = fold(acc, scratch, count, type, op, c);
   // A root that handed its vector on gets the result from its odd partner.
   const int target = root < 2 * f.extra ? root / 2 : root - f.extra;
   const int holder = f.rank_of(target);
   if (f.newrank >= 0) {
     const Pieces pieces{(count + f.p2 - 1) / f.p2, count};
-    const Window w = reduce_scatter_halving(acc.data(), scratch.data(), pieces, type, op, f, c);
-    gather_halves(acc.data(), pieces, w, target, type, f, c);
+    const Window w = reduce_scatter_halving(acc, scratch, pieces, type, op, f, c);
+    gather_halves(acc, pieces, w, target, type, f, c);
   }
   if (holder == root) {
-    if (c.rank == root) copy(acc.data(), recv_buf, count, type);
+    if (c.rank == root) copy(acc, recv_buf, count, type);
   } else if (c.rank == holder) {
-    send(acc.data(), count, type, root, c);
+    send(acc, count, type, root, c);
   } else if (c.rank == root) {
     recv(recv_buf, count, type, holder, c);
   }
