@@ -25,16 +25,18 @@ void alltoall_bruck(const void* send_buf, void* recv_buf, std::int64_t count, co
                     const Comm& c) {
   const int p = c.size;
   // held[j]: first the block for rank + j; after the rounds, the block from rank - j.
-  Elements held(type, p * count), out(type, (p / 2 + 1) * count), in(type, (p / 2 + 1) * count);
-  const auto slot = [&](const Elements& e, std::int64_t j) { return type.at(e.data(), j * count); };
+  const std::int64_t half = (p / 2 + 1) * count;
+  const Buffers<3> buffers(type, {p * count, half, half});
+  std::byte *const held = buffers[0], *const out = buffers[1], *const in = buffers[2];
+  const auto slot = [&](std::byte* base, std::int64_t j) { return type.at(base, j * count); };
   for (int j = 0; j < p; ++j)
     copy(type.at(send_buf, ((c.rank + j) % p) * count), slot(held, j), count, type);
   for (int dist = 1; dist < p; dist <<= 1) {
     int moved = 0;
     for (int j = dist; j < p; ++j)
       if (j & dist) copy(slot(held, j), slot(out, moved++), count, type);
-    sendrecv(out.data(), moved * count, (c.rank + dist) % p, in.data(), moved * count,
-             (c.rank - dist + p) % p, type, c);
+    sendrecv(out, moved * count, (c.rank + dist) % p, in, moved * count, (c.rank - dist + p) % p,
+             type, c);
     moved = 0;
     for (int j = dist; j < p; ++j)
       if (j & dist) copy(slot(in, moved++), slot(held, j), count, type);

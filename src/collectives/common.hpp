@@ -10,9 +10,11 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <numeric>
 
 namespace a2av::coll {
 
@@ -76,19 +78,26 @@ class Elements {
   std::int64_t bytes_ = 0;
 };
 
-// Two buffers of `count` elements in one allocation. Two large allocations freed together
+// N buffers of the given element counts in one allocation. Large allocations freed together
 // leave glibc's heap top above its trim threshold, so their pages went back to the OS and
-// faulted in again on every call (a 1 MiB reduce took 8x the vendor's time in a sweep).
-class TwoBuffers {
+// faulted in again on every call (a 1 MiB reduce took 8x the vendor's time in a sweep, a
+// 512 KiB Bruck alltoall 10x).
+template <std::size_t N>
+class Buffers {
  public:
-  TwoBuffers(const Type& type, std::int64_t count)
-      : elements_(type, 2 * count), second_(type.at(elements_.data(), count)) {}
-  std::byte* first() const { return elements_.data(); }
-  std::byte* second() const { return second_; }
+  Buffers(const Type& type, const std::array<std::int64_t, N>& counts)
+      : elements_(type, std::accumulate(counts.begin(), counts.end(), std::int64_t{0})) {
+    std::int64_t at = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      starts_[i] = type.at(elements_.data(), at);
+      at += counts[i];
+    }
+  }
+  std::byte* operator[](std::size_t i) const { return starts_[i]; }
 
  private:
   Elements elements_;
-  std::byte* second_;
+  std::array<std::byte*, N> starts_{};
 };
 
 void send(const void* buf, std::int64_t count, const Type& type, int peer, const Comm& c);

@@ -16,9 +16,8 @@ namespace {
 void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                      MPI_Op op, int root, const Comm& c) {
   const int tree_root = commutative(op) ? root : 0;
-  // Leaves send the user's buffer as it is; only ranks with children need two buffers, made
-  // as one allocation (see TwoBuffers).
-  std::optional<TwoBuffers> buffers;
+  // Leaves send the user's buffer as it is; only ranks with children need two buffers.
+  std::optional<Buffers<2>> buffers;
   std::byte *mine = nullptr, *theirs = nullptr;
   auto result = [&]() -> const void* { return mine ? mine : send_buf; };
   const int v = relative(c.rank, tree_root, c.size);
@@ -29,8 +28,9 @@ void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, c
     }
     if (v + mask >= c.size) continue;
     if (!mine) {
-      mine = buffers.emplace(type, count).first();
-      theirs = buffers->second();
+      buffers.emplace(type, std::array{count, count});
+      mine = (*buffers)[0];
+      theirs = (*buffers)[1];
       copy(send_buf, mine, count, type);
     }
     // The child's ranks follow ours: ours is the left operand.
@@ -49,8 +49,8 @@ void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, c
 
 void reduce_rabenseifner(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                          MPI_Op op, int root, const Comm& c) {
-  TwoBuffers buffers(type, count);
-  std::byte *const acc = buffers.first(), *const scratch = buffers.second();
+  const Buffers<2> buffers(type, {count, count});
+  std::byte *const acc = buffers[0], *const scratch = buffers[1];
   copy(send_buf, acc, count, type);
   const Fold f = fold(acc, scratch, count, type, op, c);
   // A root that handed its vector on gets the result from its odd partner.
