@@ -14,13 +14,9 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
                std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
                std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
-  const std::string too_short = short_spans_message(
-      sendbuf, {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()}, comm);
-  const bool ok = too_short.empty();
-  const Call call{
-      sendbuf, ok ? sendcounts.data() : nullptr, ok ? sdispls.data() : nullptr, sendtype,
-      recvbuf, ok ? recvcounts.data() : nullptr, ok ? rdispls.data() : nullptr, recvtype,
-      comm,    ok ? nullptr : too_short.c_str()};
+  std::string rejected;
+  const Call call = call_from_spans(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, rejected);
   const CallResult result = run_alltoallv(call, options.algorithm, options.validate);
   if (options.info) *options.info = {result.describe(), result.peak_temp_bytes};
 }

@@ -248,15 +248,26 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.max_block = agreed.stats.max_block;
 }
 
-std::string short_spans_message(const void* sendbuf, std::array<std::size_t, 4> span_sizes,
-                                MPI_Comm comm) {
+Call call_from_spans(const void* sendbuf, std::span<const MPI_Count> sendcounts,
+                     std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
+                     std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
+                     MPI_Datatype recvtype, MPI_Comm comm, std::string& rejected) {
   const auto size = static_cast<std::size_t>(comm_context(comm).size);
-  const std::size_t first = sendbuf == MPI_IN_PLACE ? 2 : 0;
-  for (std::size_t i = first; i < span_sizes.size(); ++i)
-    if (span_sizes[i] < size)
-      return fmt::format("count and displacement spans need {} entries, one has {}", size,
-                         span_sizes[i]);
-  return "";
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  const std::size_t lengths[] = {recvcounts.size(), rdispls.size(), sendcounts.size(),
+                                 sdispls.size()};
+  for (std::size_t i = 0; i < (in_place ? 2 : 4) && rejected.empty(); ++i)
+    if (lengths[i] < size)
+      rejected =
+          fmt::format("count and displacement spans need {} entries, one has {}", size, lengths[i]);
+  if (!rejected.empty())
+    return {sendbuf, nullptr, nullptr,  sendtype, recvbuf,
+            nullptr, nullptr, recvtype, comm,     rejected.c_str()};
+  if (in_place)
+    return {sendbuf,           nullptr,        nullptr,  sendtype, recvbuf,
+            recvcounts.data(), rdispls.data(), recvtype, comm};
+  return {sendbuf,           sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+          recvcounts.data(), rdispls.data(),    recvtype,       comm};
 }
 
 Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool validate,

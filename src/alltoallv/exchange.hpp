@@ -9,9 +9,9 @@
 #include "alltoallv/registry.hpp"
 #include "core/call.hpp"
 
-#include <array>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,11 +30,11 @@ struct CallResult {
   }
 };
 
-// A call after the checks, the agreement across ranks and the choice of algorithm: what
-// does not change between exchanges with the same buffers and counts.
 // A parsed spec, shared by the per-thread cache of parsed specs and what holds on to it.
 using SpecRef = std::shared_ptr<const Spec>;
 
+// A call after the checks, the agreement across ranks and the choice of algorithm: what
+// does not change between exchanges with the same buffers and counts.
 struct Prepared {
   const CommContext* ctx = nullptr;
   SpecRef spec;                              // the algorithm that runs (auto already resolved)
@@ -56,11 +56,14 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec, bool v
 // Runs a prepared exchange (not vendor).
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
 
-// For the span-taking entry points: "" if the count and displacement spans (send counts,
-// send displacements, receive counts, receive displacements; the send side unused for
-// MPI_IN_PLACE) have an entry per rank of `comm`, else the error, for Call::rejected.
-std::string short_spans_message(const void* sendbuf, std::array<std::size_t, 4> span_sizes,
-                                MPI_Comm comm);
+// The call of a span-taking entry point. A span with fewer entries than `comm` has ranks
+// (the send side is not used with MPI_IN_PLACE) is an argument error that the ranks agree
+// on: the call's arrays are then null and Call::rejected points to `rejected`, which must
+// outlive the call.
+Call call_from_spans(const void* sendbuf, std::span<const MPI_Count> sendcounts,
+                     std::span<const MPI_Aint> sdispls, MPI_Datatype sendtype, void* recvbuf,
+                     std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
+                     MPI_Datatype recvtype, MPI_Comm comm, std::string& rejected);
 
 // prepare + execute. Throws a2av::Error.
 CallResult run_alltoallv(const Call& call, std::string_view spec, bool validate);

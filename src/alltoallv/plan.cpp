@@ -2,7 +2,6 @@
 #include <a2av/plan.hpp>
 
 #include "alltoallv/exchange.hpp"
-#include "core/check.hpp"
 #include "core/comm_context.hpp"
 
 #include <vector>
@@ -48,20 +47,9 @@ Plan::Plan(const void* sendbuf, std::span<const MPI_Count> sendcounts,
            std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
            MPI_Datatype recvtype, MPI_Comm comm, const Options& options) {
   const auto size = static_cast<std::size_t>(comm_context(comm).size);
-  const bool in_place = sendbuf == MPI_IN_PLACE;
-  const std::string too_short = short_spans_message(
-      sendbuf, {sendcounts.size(), sdispls.size(), recvcounts.size(), rdispls.size()}, comm);
-  const bool ok = too_short.empty();  // else the ranks agree on the error, in State
-  const Call user{sendbuf,
-                  ok && !in_place ? sendcounts.data() : nullptr,
-                  ok && !in_place ? sdispls.data() : nullptr,
-                  sendtype,
-                  recvbuf,
-                  ok ? recvcounts.data() : nullptr,
-                  ok ? rdispls.data() : nullptr,
-                  recvtype,
-                  comm,
-                  ok ? nullptr : too_short.c_str()};
+  std::string rejected;  // if set, the ranks agree on the error in State
+  const Call user = call_from_spans(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm, rejected);
   state_ = std::make_unique<State>(user, size, options.algorithm, options.validate);
 }
 
