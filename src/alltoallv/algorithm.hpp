@@ -34,9 +34,15 @@ void run_linear(const Exchange&, const Params&);
 void run_spread_out(const Exchange&, const Params&);
 void run_scattered(const Exchange&, const Params&);
 void run_pairwise(const Exchange&, const Params&);
+void run_shared_memory(const Exchange&, const Params&);
 void run_tuna(const Exchange&, const Params&);
 void run_tuna_coalesced(const Exchange&, const Params&);
 void run_tuna_staggered(const Exchange&, const Params&);
+
+// In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
+// while its peers run the algorithm. The point-to-point algorithms share announce_error.
+using AnnounceFn = void (*)(const CommContext&, int code, PeerErrors&);
+void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers);
 
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,

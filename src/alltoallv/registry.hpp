@@ -32,9 +32,10 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   AlgorithmFn run;  // null for "auto", which is resolved before running
   std::int64_t (*memory_bound)(const BoundInput&, const Params&);
-  // Sends each peer its block as one message stream in a single phase (linear, spread_out,
-  // scattered, pairwise), so errors can be agreed in band (core/p2p.hpp, PeerErrors).
+  // Sends each peer its block in a single phase (linear, spread_out, scattered, pairwise,
+  // shared_memory), so errors can be agreed in band (core/p2p.hpp, PeerErrors).
   bool direct = false;
+  AnnounceFn announce = nullptr;  // a direct algorithm's own; null: announce_error
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();

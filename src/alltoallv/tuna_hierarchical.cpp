@@ -157,7 +157,11 @@ void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
   if (q == 0) return run_tuna(ex, params);
   const Layout l{q, size / q, ex.ctx.rank / q, ex.ctx.rank % q};
   const MPI_Comm node = node_comm(ex.ctx, q);
-  const CommContext node_ctx{node, l.local, q, q, true, false, {}};
+  CommContext node_ctx;
+  node_ctx.comm = node;
+  node_ctx.rank = l.local;
+  node_ctx.size = node_ctx.node_size = q;
+  node_ctx.uniform_nodes = true;
 
   // Phase 1: TuNA inside the node on aggregated blocks.
   const auto sizes = exchange_sizes(ex, l, node);

@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 
 namespace a2av {
+
+class NodeSegment;
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
@@ -19,6 +22,10 @@ struct CommContext {
   bool is_intercomm = false;
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
+  // The shared_memory algorithm's cells (alltoallv/shared_memory.cpp), made on its first
+  // call; null until then. `exchanges` counts its exchanges, the same on every rank.
+  mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
+  mutable std::uint64_t exchanges = 0;
 };
 
 // The context of `comm`, created on first use (collectively).

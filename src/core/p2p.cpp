@@ -105,6 +105,15 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
             "MPI_Waitall");
 }
 
+void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  for (std::int64_t left = bytes; left > 0; left -= max_piece()) {
+    MPI_Message message;
+    check_mpi(MPI_Mprobe(peer, tag, comm, &message, MPI_STATUS_IGNORE), "MPI_Mprobe");
+    MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: not wanted
+  }
+}
+
 void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   const auto* base = static_cast<const std::byte*>(data);
   for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool last) {

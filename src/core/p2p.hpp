@@ -49,6 +49,10 @@ class PeerErrors {
 // code's tag and drains every message each peer sends this rank, noting their errors.
 void announce_error(MPI_Comm comm, int code, PeerErrors& peers);
 
+// Receives and drops what Requests::isend (without in-band agreement) sent of a block of
+// `bytes` bytes: a block this rank does not take, so that no message is left behind.
+void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm);
+
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
 

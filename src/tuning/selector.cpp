@@ -76,6 +76,8 @@ Choice heuristic(const ExchangeStats& s) {
     }
     return {it->second, "heuristic: P >= 64 and blocks <= 1 KiB"};
   }
+  if (s.size > 1 && s.ranks_per_node == s.size)
+    return {"shared_memory", "heuristic: all ranks on one node"};
   return {"spread_out", "heuristic: one round of direct messages"};
 }
 

@@ -89,6 +89,7 @@ std::vector<std::string> specs_for(int size) {
                                     "scattered:block_count=1",
                                     "scattered:block_count=4",
                                     "pairwise",
+                                    "shared_memory",
                                     "auto",
                                     "tuna:radix=2,batch=1",
                                     "tuna"};

@@ -66,13 +66,13 @@ struct Case {
     const std::string name = spec.substr(0, spec.find(':'));
     return size > 1 && !std::getenv("A2AV_VALIDATE") &&
            (name == "auto" || name == "linear" || name == "spread_out" || name == "scattered" ||
-            name == "pairwise");
+            name == "pairwise" || name == "shared_memory");
   }
 };
 
-const std::vector<std::string> kAlgorithms = {"auto",         "vendor",         "linear",
-                                              "spread_out",   "scattered",      "pairwise",
-                                              "tuna:radix=2", "tuna_coalesced", "tuna_staggered"};
+const std::vector<std::string> kAlgorithms = {
+    "auto",     "vendor",        "linear",       "spread_out",     "scattered",
+    "pairwise", "shared_memory", "tuna:radix=2", "tuna_coalesced", "tuna_staggered"};
 
 TEST(Errors, NegativeCountOnOneRankFailsEverywhere) {
   for (const auto& spec : kAlgorithms) {
@@ -249,7 +249,8 @@ TEST(Errors, ZeroAgainstNonZeroCountsAreCountErrorsNotHangs) {
   // A direct algorithm sends every peer a message, an empty one for an empty block, so a
   // receiver that expects data from a sender that sends none (or the reverse) finds out
   // instead of waiting, and no message is left over for the next call.
-  for (const std::string spec : {"auto", "linear", "spread_out", "scattered", "pairwise"}) {
+  for (const std::string spec :
+       {"auto", "linear", "spread_out", "scattered", "pairwise", "shared_memory"}) {
     for (const bool sender_says_zero : {true, false}) {
       Case c;
       if (c.size < 2) GTEST_SKIP() << "needs a peer";

@@ -15,7 +15,8 @@
 namespace a2av::test {
 namespace {
 
-const char* const kDirectSpecs[] = {"auto", "spread_out", "linear", "scattered", "pairwise"};
+const char* const kDirectSpecs[] = {"auto",      "spread_out", "linear",
+                                    "scattered", "pairwise",   "shared_memory"};
 
 // One rank's arguments, kept at fixed addresses so that a test can change them in place.
 struct Arguments {

@@ -1,0 +1,204 @@
+// shared_memory: for ranks that share one node. A block of at most `capacity` bytes goes
+// through a cell of a node-wide shared segment: the sender copies it in and raises the
+// cell's sequence number, the receiver waits for that number and copies the block out.
+// Larger blocks go directly as MPI messages, announced by their size in the cell; small
+// blocks one way and large ones the other, as UCC's alltoallv "hybrid" does. One round,
+// no MPI matching for small blocks, and no temporary memory per call.
+//
+// The cells alternate between two sets by the exchange's parity, so a sender never waits
+// for its readers: a rank starts exchange k+2 only after every peer has published k+1, and
+// a peer publishes k+1 only after it has read all of exchange k.
+//
+// Errors are agreed in band through the cells (docs/errors.md): a rank that rejected its
+// arguments publishes its error code in each of its cells instead of a block, and drops the
+// large blocks sent to it. Where no segment can be made (no /dev/shm, or it is full), every
+// rank runs spread_out instead, decided together when the segment is first made.
+//
+// Memory: per rank 2*P cells of 64 + capacity bytes, for the communicator's life: the
+// A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P)).
+// Source: fan-tuna-configurable-alltoallv.txt, Section IV (intra-node exchange through
+// shared memory is much faster than through the network stack).
+#include "alltoallv/algorithm.hpp"
+#include "core/check.hpp"
+#include "core/node_segment.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+namespace a2av {
+namespace {
+
+constexpr std::size_t kLine = 64;
+constexpr int kTag = 0;
+
+// A cell's first cache line; the block follows it.
+struct CellHeader {
+  std::uint64_t sequence;  // the exchange this cell holds, published last
+  std::int64_t bytes;      // the block's size; more than the capacity: sent by MPI
+  std::int32_t code;       // the sender's error, or A2AV_SUCCESS
+};
+static_assert(sizeof(CellHeader) <= kLine);
+
+std::size_t part_bytes(int size) {
+  static const std::int64_t budget = [] {
+    const char* text = std::getenv("A2AV_SHM_BYTES");
+    return text ? std::atoll(text) : 0;
+  }();
+  const std::size_t per_rank = budget > 0 ? static_cast<std::size_t>(budget)
+                                          : std::min<std::size_t>(1 << 20, (32u << 20) / size);
+  const std::size_t cell = std::max(kLine, per_rank / (2 * size) / kLine * kLine);
+  return cell * 2 * size;
+}
+
+// More ranks than cores: a waiting rank gives its core away at once instead of spinning.
+bool oversubscribed(int ranks_on_node) {
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && ranks_on_node > cores;
+}
+
+void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+class Cells {
+ public:
+  // Made on the first call on this communicator (collective); null if it could not be.
+  static Cells* of(const CommContext& ctx) {
+    if (ctx.size != ctx.node_size)
+      fail(A2AV_ERR_ALGORITHM, "shared_memory needs all {} ranks on one node; {} share this one",
+           ctx.size, ctx.node_size);
+    if (!ctx.segment) ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
+    if (!ctx.segment->ok()) return nullptr;
+    thread_local Cells cells;
+    cells.bind(ctx);
+    return &cells;
+  }
+
+  std::int64_t capacity() const { return static_cast<std::int64_t>(stride_ - kLine); }
+  std::uint64_t exchange() const { return exchange_; }
+
+  CellHeader& header(int owner, int dest) const {
+    return *reinterpret_cast<CellHeader*>(ctx_->segment->part(owner) +
+                                          (parity_ * ctx_->size + dest) * stride_);
+  }
+  std::byte* block(int owner, int dest) const {
+    return reinterpret_cast<std::byte*>(&header(owner, dest)) + kLine;
+  }
+
+  void publish(CellHeader& cell) const {
+    std::atomic_ref<std::uint64_t>(cell.sequence).store(exchange_, std::memory_order_release);
+  }
+
+  // Waits for `owner` to publish this exchange in its cell for this rank. While waiting it
+  // lets MPI progress (a peer may need that for a message this rank sent before the call).
+  const CellHeader& wait(int owner) const {
+    CellHeader& cell = header(owner, ctx_->rank);
+    std::atomic_ref<std::uint64_t> sequence(cell.sequence);
+    const int spins = oversubscribed(ctx_->size) ? 0 : 4096;
+    for (int i = 0; sequence.load(std::memory_order_acquire) != exchange_; ++i) {
+      if (i < spins) {
+        pause_briefly();
+        continue;
+      }
+      if (i % 64 == 0) {
+        int found = 0;
+        check_mpi(MPI_Iprobe(owner, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
+      }
+      sched_yield();
+    }
+    return cell;
+  }
+
+ private:
+  void bind(const CommContext& ctx) {
+    ctx_ = &ctx;
+    stride_ = ctx.segment->part_bytes() / (2 * ctx.size);
+    exchange_ = ++ctx.exchanges;
+    parity_ = exchange_ % 2;
+  }
+
+  const CommContext* ctx_ = nullptr;
+  std::size_t stride_ = 0;
+  std::uint64_t exchange_ = 0;
+  std::size_t parity_ = 0;
+};
+
+void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
+  const int me = ex.ctx.rank, size = ex.ctx.size;
+  for (int i = 1; i < size; ++i) {
+    const int to = (me + i) % size;
+    const std::int64_t bytes = ex.send.bytes[to];
+    CellHeader& cell = cells.header(me, to);
+    cell.bytes = bytes;
+    cell.code = A2AV_SUCCESS;
+    if (bytes <= cells.capacity())
+      std::memcpy(cells.block(me, to), ex.send.at(to), bytes);
+    else
+      requests.isend(ex.send.at(to), bytes, to, kTag, ex.ctx.comm);
+    cells.publish(cell);
+  }
+}
+
+void receive_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
+  const int me = ex.ctx.rank, size = ex.ctx.size;
+  for (int i = 1; i < size; ++i) {
+    const int from = (me - i + size) % size;
+    const CellHeader& cell = cells.wait(from);
+    const std::int64_t expected = ex.recv.bytes[from];
+    if (cell.code != A2AV_SUCCESS) {
+      if (ex.in_band) ex.in_band->note(from, cell.code);
+    } else if (cell.bytes != expected) {
+      ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
+                                   cell.bytes, expected));
+      if (cell.bytes > cells.capacity()) drop_pieces(cell.bytes, from, kTag, ex.ctx.comm);
+    } else if (expected <= cells.capacity()) {
+      std::memcpy(ex.recv.at(from), cells.block(from, me), expected);
+    } else {
+      requests.irecv(ex.recv.at(from), expected, from, kTag, ex.ctx.comm);
+    }
+  }
+}
+
+}  // namespace
+
+void run_shared_memory(const Exchange& ex, const Params& params) {
+  if (ex.ctx.size == 1) return copy_self_block(ex);
+  Cells* cells = Cells::of(ex.ctx);
+  if (!cells) return run_spread_out(ex, params);
+  Requests requests;
+  requests.reserve(2 * ex.ctx.size);
+  send_blocks(ex, *cells, requests);
+  copy_self_block(ex);
+  receive_blocks(ex, *cells, requests);
+  requests.wait_all(ex.mismatch);
+}
+
+void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers) {
+  Cells* cells = Cells::of(ctx);
+  if (!cells) return announce_error(ctx.comm, code, peers);
+  for (int peer = 0; peer < ctx.size; ++peer) {
+    if (peer == ctx.rank) continue;
+    CellHeader& cell = cells->header(ctx.rank, peer);
+    cell.bytes = 0;
+    cell.code = code;
+    cells->publish(cell);
+  }
+  for (int peer = 0; peer < ctx.size; ++peer) {
+    if (peer == ctx.rank) continue;
+    const CellHeader& cell = cells->wait(peer);
+    if (cell.code != A2AV_SUCCESS)
+      peers.note(peer, cell.code);
+    else if (cell.bytes > cells->capacity())
+      drop_pieces(cell.bytes, peer, kTag, ctx.comm);
+  }
+}
+
+}  // namespace a2av

@@ -1,0 +1,131 @@
+// The shared_memory algorithm (src/alltoallv/shared_memory.cpp): blocks that fit a cell and
+// blocks sent as messages in one exchange, many exchanges in a row (the cells alternate),
+// communicators split, freed and made again (each has its own segment), count disagreements
+// on either path followed by a clean call, a rank's error while large blocks travel to it,
+// and a message the user posted before the call that a peer waits for while this rank
+// waits on the cells. Each result is compared with the vendor MPI_Alltoallv.
+#include "harness.hpp"
+
+#include <a2av/alltoallv.hpp>
+
+#include <random>
+
+namespace a2av::test {
+namespace {
+
+constexpr const char* kSpec = "shared_memory";
+
+// Blocks from empty to 300 KB: around any cell capacity a rank count gives, on both sides.
+Matrix mixed_sizes(int size, std::uint64_t seed) {
+  const std::int64_t sizes[] = {0, 1, 63, 64, 65, 1000, 4096, 5000, 40000, 300000};
+  std::mt19937_64 rng(seed);
+  Matrix m(size, std::vector<std::int64_t>(size));
+  for (auto& row : m)
+    for (auto& c : row) c = sizes[rng() % std::size(sizes)];
+  return m;
+}
+
+int run(const std::vector<int>& send, const std::vector<MPI_Count>& sc, std::vector<int>& recv,
+        const std::vector<MPI_Count>& rc, MPI_Comm comm) {
+  std::vector<MPI_Aint> sd(sc.size()), rd(rc.size());
+  for (std::size_t p = 1; p < sc.size(); ++p) {
+    sd[p] = sd[p - 1] + static_cast<MPI_Aint>(sc[p - 1]);
+    rd[p] = rd[p - 1] + static_cast<MPI_Aint>(rc[p - 1]);
+  }
+  return A2AV_Alltoallv_with(kSpec, send.data(), sc.data(), sd.data(), MPI_INT, recv.data(),
+                             rc.data(), rd.data(), MPI_INT, comm);
+}
+
+// n ints to every peer, each int the sender's rank; returns the code and checks the data.
+int exchange_ints(std::int64_t n, MPI_Comm comm) {
+  const int size = size_of(comm), me = rank_of(comm);
+  std::vector<int> send(n * size, me), recv(n * size, -1);
+  const std::vector<MPI_Count> counts(size, n);
+  const int code = run(send, counts, recv, counts, comm);
+  for (int p = 0; code == A2AV_SUCCESS && p < size; ++p)
+    EXPECT_EQ(recv[n * p + n - 1], p) << "block from rank " << p;
+  return code;
+}
+
+TEST(SharedMemory, CellAndMessageBlocksInOneExchange) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed)
+    expect_same_as_vendor(kSpec, mixed_sizes(size_of(MPI_COMM_WORLD), seed), MPI_COMM_WORLD, seed);
+}
+
+TEST(SharedMemory, ManyExchangesInARow) {
+  const int size = size_of(MPI_COMM_WORLD);
+  for (int i = 0; i < 40; ++i)
+    expect_same_as_vendor(kSpec, i % 3 ? uniform(size, 100, i) : mixed_sizes(size, i),
+                          MPI_COMM_WORLD, i);
+}
+
+TEST(SharedMemory, SplitFreedAndDuplicatedCommunicators) {
+  MPI_Comm halves;
+  MPI_Comm_split(MPI_COMM_WORLD, rank_of(MPI_COMM_WORLD) % 2, 0, &halves);
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    expect_same_as_vendor(kSpec, mixed_sizes(size_of(halves), seed), halves, seed);
+    expect_same_as_vendor(kSpec, uniform(size_of(MPI_COMM_WORLD), 50, seed), MPI_COMM_WORLD, seed);
+  }
+  MPI_Comm_free(&halves);
+  for (int round = 0; round < 3; ++round) {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    expect_same_as_vendor(kSpec, mixed_sizes(size_of(dup), round), dup, round);
+    MPI_Comm_free(&dup);
+  }
+}
+
+TEST(SharedMemory, CountDisagreementOnEitherPathThenACleanCall) {
+  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  if (size < 2) GTEST_SKIP() << "needs a peer";
+  // Small blocks travel in cells, 100000 ints as messages at any cell capacity.
+  for (const std::int64_t n : {std::int64_t{2}, std::int64_t{100000}}) {
+    for (const std::int64_t said : {n / 2, n * 2}) {
+      std::vector<MPI_Count> sc(size, n), rc(size, n);
+      if (me == size - 1) sc[0] = said;  // the last rank sends rank 0 more or less than expected
+      std::vector<int> send(n * 2 * size, me), recv(n * size, -1);
+      const int code = run(send, sc, recv, rc, MPI_COMM_WORLD);
+      EXPECT_EQ(code, me == 0 ? A2AV_ERR_COUNTS : A2AV_SUCCESS)
+          << n << " ints, said " << said << ": " << A2AV_Last_error_message();
+      if (me == 0) {
+        EXPECT_EQ(recv[n * (size - 1)], -1) << "a disagreed block was written";
+      }
+      EXPECT_EQ(exchange_ints(n, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+    }
+  }
+}
+
+TEST(SharedMemory, ErrorOnOneRankWhileLargeBlocksTravelToIt) {
+  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  if (size < 2) GTEST_SKIP() << "needs a peer";
+  const std::int64_t n = 100000;
+  std::vector<MPI_Count> sc(size, n), rc(size, n);
+  if (me == 0) sc[size - 1] = -1;
+  std::vector<int> send(n * size, me), recv(n * size, -1);
+  EXPECT_EQ(run(send, sc, recv, rc, MPI_COMM_WORLD), A2AV_ERR_ARG);
+  for (int k : {0, static_cast<int>(n - 1)}) EXPECT_EQ(recv[k], -1) << "data from the failed rank";
+  EXPECT_EQ(exchange_ints(n, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(exchange_ints(3, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+}
+
+TEST(SharedMemory, UserMessageProgressesWhileWaitingOnCells) {
+  // Rank 0 posts a large receive and then exchanges; rank 1 sends the message before the
+  // exchange. Rank 1's send can finish only if MPI progresses on rank 0, which is waiting
+  // for rank 1's cells meanwhile: the wait must let MPI progress.
+  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  if (size < 2) GTEST_SKIP() << "needs a peer";
+  std::vector<char> message(8 << 20, 'm'), got(message.size());
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (me == 0)
+    MPI_Irecv(got.data(), static_cast<int>(got.size()), MPI_CHAR, 1, 5, MPI_COMM_WORLD, &request);
+  if (me == 1)
+    MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, 5, MPI_COMM_WORLD);
+  EXPECT_EQ(exchange_ints(16, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  if (me == 0) {
+    EXPECT_EQ(got, message);
+  }
+}
+
+}  // namespace
+}  // namespace a2av::test
