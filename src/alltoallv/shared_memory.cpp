@@ -108,7 +108,7 @@ class Cells {
         pause_briefly();
         continue;
       }
-      if (i % 64 == 0) {
+      if (i % 64 == 63) {
         int found = 0;
         check_mpi(MPI_Iprobe(owner, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
       }
