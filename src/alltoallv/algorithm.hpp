@@ -44,6 +44,10 @@ void run_tuna_staggered(const Exchange&, const Params&);
 using AnnounceFn = void (*)(const CommContext&, int code, PeerErrors&);
 void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers);
 
+// The largest block shared_memory passes through a cell at P = size (A2AV_SHM_BYTES on this
+// rank); -1 where it has no cells.
+std::int64_t shared_memory_capacity(int size);
+
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,
                                 const int*, const int*, MPI_Datatype, MPI_Comm);

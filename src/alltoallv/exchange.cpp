@@ -5,6 +5,7 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/environment.hpp"
 #include "core/per_thread.hpp"
 #include "tuning/selector.hpp"
 
@@ -30,17 +31,6 @@ struct LocalStatus {
   }
 };
 
-bool env_flag(const char* name) {
-  const char* value = std::getenv(name);
-  return value && std::strcmp(value, "") != 0 && std::strcmp(value, "0") != 0;
-}
-
-bool verbose() {
-  static const bool on = env_flag("A2AV_VERBOSE");
-  return on;
-}
-
-// Environment settings are read once per process: a call must not pay for getenv.
 std::string_view chosen_spec_text(std::string_view spec) {
   static const char* env = std::getenv("A2AV_ALGORITHM");
   if (!spec.empty()) return spec;

@@ -15,17 +15,20 @@
 // rank runs spread_out instead, decided together when the segment is first made.
 //
 // Memory: per rank 2*P cells of 64 + capacity bytes, for the communicator's life: the
-// A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P)).
+// A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P); rank 0's value counts;
+// 0 runs spread_out).
 // Source: fan-tuna-configurable-alltoallv.txt, Section IV (intra-node exchange through
 // shared memory is much faster than through the network stack).
 #include "alltoallv/algorithm.hpp"
 #include "core/check.hpp"
+#include "core/environment.hpp"
 #include "core/node_segment.hpp"
 
 #include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,15 +46,28 @@ struct CellHeader {
 };
 static_assert(sizeof(CellHeader) <= kLine);
 
+// Bytes of cells per rank: A2AV_SHM_BYTES if set (0: none), else min(1 MiB, 32 MiB / P).
 std::size_t part_bytes(int size) {
-  static const std::int64_t budget = [] {
-    const char* text = std::getenv("A2AV_SHM_BYTES");
-    return text ? std::atoll(text) : 0;
-  }();
-  const std::size_t per_rank = budget > 0 ? static_cast<std::size_t>(budget)
-                                          : std::min<std::size_t>(1 << 20, (32u << 20) / size);
-  const std::size_t cell = std::max(kLine, per_rank / (2 * size) / kLine * kLine);
+  static const char* asked = std::getenv("A2AV_SHM_BYTES");
+  const std::int64_t budget =
+      asked && *asked ? std::max<std::int64_t>(0, std::atoll(asked))
+                      : std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
+  if (budget == 0) return 0;
+  const std::size_t cell = std::max<std::size_t>(kLine, budget / (2 * size) / kLine * kLine);
   return cell * 2 * size;
+}
+
+void explain(const CommContext& ctx) {
+  const NodeSegment& segment = *ctx.segment;
+  if (!verbose() || ctx.rank != 0) return;
+  if (segment.ok())
+    std::fprintf(stderr,
+                 "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
+                 "%zu bytes go through them\n",
+                 ctx.size, segment.part_bytes(), segment.part_bytes() / (2 * ctx.size) - kLine);
+  else
+    std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n", ctx.size,
+                 segment.failure().c_str());
 }
 
 // More ranks than cores: a waiting rank gives its core away at once instead of spinning.
@@ -75,7 +91,10 @@ class Cells {
     if (ctx.size != ctx.node_size)
       fail(A2AV_ERR_ALGORITHM, "shared_memory needs all {} ranks on one node; {} share this one",
            ctx.size, ctx.node_size);
-    if (!ctx.segment) ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
+    if (!ctx.segment) {
+      ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
+      explain(ctx);
+    }
     if (!ctx.segment->ok()) return nullptr;
     thread_local Cells cells;
     cells.bind(ctx);
@@ -168,6 +187,11 @@ void receive_blocks(const Exchange& ex, const Cells& cells, Requests& requests) 
 }
 
 }  // namespace
+
+std::int64_t shared_memory_capacity(int size) {
+  const std::size_t part = part_bytes(size);
+  return part == 0 ? -1 : static_cast<std::int64_t>(part / (2 * size) - kLine);
+}
 
 void run_shared_memory(const Exchange& ex, const Params& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);

@@ -41,22 +41,27 @@ std::string create(const std::string& name, std::size_t bytes) {
 
 }  // namespace
 
-NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) : part_bytes_(part_bytes) {
+NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) {
   int rank = 0, size = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  const std::size_t bytes = part_bytes * static_cast<std::size_t>(size);
-  std::array<char, kNameBytes> name{};
-  std::string failure;
-  if (rank == 0) {
-    const std::string made = unique_name();
-    failure = create(made, bytes);
-    if (failure.empty()) std::strncpy(name.data(), made.c_str(), name.size() - 1);
+  size_ = static_cast<std::size_t>(size);
+  // Rank 0 decides the size and makes the object; the others learn both from it.
+  struct {
+    std::uint64_t part_bytes;
+    std::array<char, kNameBytes> name;
+  } made{part_bytes, {}};
+  std::string failure = part_bytes == 0 ? "no shared memory was asked for" : "";
+  if (rank == 0 && part_bytes > 0) {
+    const std::string name = unique_name();
+    failure = create(name, part_bytes * size);
+    if (failure.empty()) std::strncpy(made.name.data(), name.c_str(), kNameBytes - 1);
   }
-  check_mpi(MPI_Bcast(name.data(), kNameBytes, MPI_CHAR, 0, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&made, sizeof made, MPI_BYTE, 0, comm), "MPI_Bcast");
+  const std::size_t bytes = made.part_bytes * size;
   void* mapped = MAP_FAILED;
-  if (name[0] != '\0') {
-    const int fd = shm_open(name.data(), O_RDWR, 0);
+  if (made.name[0] != '\0') {
+    const int fd = shm_open(made.name.data(), O_RDWR, 0);
     if (fd < 0) failure = errno_text("shm_open");
     if (fd >= 0) {
       mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -65,13 +70,12 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) : part_bytes_(pa
     }
   }
   // Everyone has tried to map it: the name can go, and the ranks agree on the outcome.
-  const bool failed = !failure.empty() || name[0] == '\0';
-  int first_failed = failed ? rank : size;
+  int first_failed = failure.empty() && made.name[0] != '\0' ? size : rank;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (rank == 0 && name[0] != '\0') shm_unlink(name.data());
+  if (rank == 0 && made.name[0] != '\0') shm_unlink(made.name.data());
   if (first_failed == size) {
     base_ = static_cast<std::byte*>(mapped);
-    mapped_bytes_ = bytes;
+    part_bytes_ = made.part_bytes;
     return;
   }
   if (mapped != MAP_FAILED) munmap(mapped, bytes);
@@ -82,7 +86,7 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) : part_bytes_(pa
 }
 
 NodeSegment::~NodeSegment() {
-  if (base_) munmap(base_, mapped_bytes_);
+  if (base_) munmap(base_, part_bytes_ * size_);
 }
 
 }  // namespace a2av

@@ -14,8 +14,9 @@ namespace a2av {
 
 class NodeSegment {
  public:
-  // Collective over `comm`, whose ranks must share a node. Every rank gets the same outcome:
-  // mapped (ok()) or not, with the first failure's reason on every rank.
+  // Collective over `comm`, whose ranks must share a node; rank 0's part_bytes counts (0:
+  // none). Every rank gets the same outcome: mapped (ok()) or not, with the first failure's
+  // reason on every rank.
   NodeSegment(MPI_Comm comm, std::size_t part_bytes);
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
@@ -29,7 +30,7 @@ class NodeSegment {
  private:
   std::byte* base_ = nullptr;
   std::size_t part_bytes_ = 0;
-  std::size_t mapped_bytes_ = 0;
+  std::size_t size_ = 0;
   std::string failure_;
 };
 

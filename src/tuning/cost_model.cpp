@@ -33,10 +33,12 @@ class Timeline {
 
   // Rank `from` sends `bytes` to rank `to` in the current phase. An empty block is sent only
   // `even_empty`: the direct algorithms do, to agree on errors in band.
-  void send(int from, int to, double bytes, bool even_empty = false) {
+  // `through`: another way than a message (shared_memory's cells), on the node.
+  void send(int from, int to, double bytes, bool even_empty = false,
+            const LinkCost* through = nullptr) {
     if ((bytes <= 0 && !even_empty) || from == to) return;
     const bool intra = from / q_ == to / q_;
-    const LinkCost& link = intra ? m_.intra : m_.inter;
+    const LinkCost& link = through ? *through : intra ? m_.intra : m_.inter;
     const double c = (link.alpha + link.beta * bytes) * (intra ? sharing_ : 1.0);
     cost_[from] += c;
     phase_max_ = std::max(phase_max_, cost_[from] - phase_start_[from]);
@@ -94,6 +96,23 @@ void direct_phase(Timeline& t, int first, int last, bool in_band) {
 void linear_phases(Timeline& t, int batch, bool in_band) {
   for (int first = 1; first < t.size(); first += batch)
     direct_phase(t, first, std::min(t.size(), first + batch), in_band);
+}
+
+// shared_memory on one node: one phase; a block within a cell costs the machine's
+// shared_memory figures, a larger one a message.
+void shared_memory_phase(Timeline& t, const Machine& m, int ranks_per_node) {
+  if (!m.shared_memory) fail(A2AV_ERR_ALGORITHM, "machine {} has no shared_memory figures", m.name);
+  if (t.size() > ranks_per_node)
+    fail(A2AV_ERR_ALGORITHM, "shared_memory needs all {} ranks on one node", t.size());
+  const double capacity = static_cast<double>(shared_memory_capacity(t.size()));
+  t.begin_phase();
+  for (int q = 0; q < t.followed(); ++q)
+    for (int d = 1; d < t.size(); ++d) {
+      const int to = mod(q + d, t.size());
+      const double bytes = t.workload().block(q, to);
+      t.send(q, to, bytes, true, bytes <= capacity ? &*m.shared_memory : nullptr);
+    }
+  t.end_phase();
 }
 
 // TuNA as tuna.cpp runs it, inside groups of `group` consecutive ranks (all P for flat
@@ -176,6 +195,9 @@ Machine Machine::load(const std::string& path) {
     m.call_overhead = j.at("call_overhead_s").get<double>();
     m.ranks_per_node = j.at("ranks_per_node").get<int>();
     m.cores_per_node = j.value("cores_per_node", 0);
+    if (j.contains("shared_memory"))
+      m.shared_memory = LinkCost{j["shared_memory"].at("alpha_s").get<double>(),
+                                 j["shared_memory"].at("beta_s_per_byte").get<double>()};
     return m;
   } catch (const nlohmann::json::exception& e) {
     fail(A2AV_ERR_ARG, "machine file {}: {}", path, e.what());
@@ -199,6 +221,8 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     linear_phases(t, static_cast<int>(std::min<std::int64_t>(p.at("block_count"), n)), in_band);
   } else if (name == "pairwise") {
     linear_phases(t, 1, in_band);
+  } else if (name == "shared_memory") {
+    shared_memory_phase(t, m, q);
   } else {
     const int group =
         name == "tuna" ? 0 : hierarchical_node_size(p.at("ranks_per_node"), n, q, true);

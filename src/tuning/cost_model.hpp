@@ -12,6 +12,7 @@
 #include "alltoallv/registry.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct Machine {
   // When more ranks than this share a node they time-share its cores, and everything done
   // on the node (intra-node messages, phases) slows by ranks/cores. 0: not limited.
   int cores_per_node = 0;
+  // What a block costs through shared_memory's cells (copy in, flag, copy out); absent: the
+  // model does not predict shared_memory.
+  std::optional<LinkCost> shared_memory;
 
   static Machine load(const std::string& path);  // JSON; throws a2av::Error
 };
@@ -55,7 +59,8 @@ struct Prediction {
   double bytes = 0;           // bytes the busiest rank sends, all phases
 };
 
-// Throws a2av::Error for "auto" (predict the algorithms it chooses from instead).
+// Throws a2av::Error for "auto" (predict the algorithms it chooses from instead), and for
+// shared_memory where the machine has no figures for it or P spans nodes.
 Prediction predict(const Spec& spec, const Workload& workload, const Machine& machine);
 
 }  // namespace a2av

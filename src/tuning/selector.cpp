@@ -52,8 +52,9 @@ const Loaded<Machine>& loaded_machine() {
 }
 
 // The candidates the cost model compares for P ranks and Q per node.
-std::vector<std::string> model_candidates(int size, int ranks_per_node) {
+std::vector<std::string> model_candidates(const Machine& machine, int size, int ranks_per_node) {
   std::vector<std::string> specs = {"spread_out", "scattered:block_count=8", "pairwise"};
+  if (machine.shared_memory && size <= ranks_per_node) specs.push_back("shared_memory");
   int root = 2;
   while (root * root < size) ++root;
   for (int radix : {2, 4, 8, 16, root, size})
@@ -105,7 +106,7 @@ Choice model_choice(const Machine& machine, const ExchangeStats& s) {
   const Workload workload{s.size, nullptr, bucket < 0 ? 0.0 : std::exp2(bucket + 0.5)};
   std::pair<std::string, std::string> best;
   double best_time = INFINITY;
-  for (const auto& spec : model_candidates(s.size, s.ranks_per_node)) {
+  for (const auto& spec : model_candidates(machine, s.size, s.ranks_per_node)) {
     const double t = predict(parse_spec(spec), workload, m).seconds;
     if (t < best_time) {
       best_time = t;

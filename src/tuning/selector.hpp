@@ -25,8 +25,9 @@ Choice choose_algorithm(const ExchangeStats& stats, bool explain);
 
 struct Machine;
 
-// The cost model's fastest candidate (linear algorithms, TuNA at radices 2, 4, 8, 16,
-// ceil(sqrt P) and P, hierarchical TuNA when nodes divide P) for blocks of the mean size.
+// The cost model's fastest candidate (linear algorithms, shared_memory on one node if the
+// machine has figures for it, TuNA at radices 2, 4, 8, 16, ceil(sqrt P) and P, hierarchical
+// TuNA when nodes divide P) for blocks of the mean size.
 Choice model_choice(const Machine& machine, const ExchangeStats& stats);
 
 // Whether the choice for P ranks can depend on block statistics (a tuning table or machine

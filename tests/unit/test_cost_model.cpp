@@ -1,4 +1,5 @@
 // The cost model counts phases, messages and bytes as the implementation sends them.
+#include "core/check.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/selector.hpp"
 
@@ -90,6 +91,19 @@ TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
   }
 }
 
+TEST(CostModel, SharedMemoryCellsAndMessages) {
+  Machine m = unit_latency();
+  m.shared_memory = LinkCost{0.25, 0.0};
+  const Prediction small = run("shared_memory", 4, 10, m);
+  EXPECT_EQ(small.phases, 1);
+  EXPECT_DOUBLE_EQ(small.seconds, 3 * 0.25) << "three blocks through cells";
+  const double beyond = static_cast<double>(shared_memory_capacity(4) + 1);
+  EXPECT_DOUBLE_EQ(run("shared_memory", 4, beyond, m).seconds, 3) << "beyond a cell: messages";
+  EXPECT_THROW(run("shared_memory", 4, 10), Error) << "a machine without its figures";
+  m.ranks_per_node = 2;
+  EXPECT_THROW(run("shared_memory", 4, 10, m), Error) << "ranks on two nodes";
+}
+
 TEST(CostModel, SixteenThousandRanksInSeconds) {
   const auto start = std::chrono::steady_clock::now();
   for (const char* spec : {"tuna:radix=2", "tuna:radix=128", "tuna:radix=16384", "spread_out"})
@@ -113,6 +127,17 @@ TEST(CostModelChoice, FollowsTheMachine) {
   slow_messages.intra = slow_messages.inter = {1, 0};  // fewest messages win
   slow_messages.ranks_per_node = 1024;
   EXPECT_EQ(model_choice(slow_messages, ExchangeStats{1024, 1024, 16, 8, 0}).spec, "tuna:radix=2");
+  Machine cells = slow_phases;
+  cells.shared_memory = LinkCost{1e-7, 1e-10};
+  EXPECT_EQ(model_choice(cells, ExchangeStats{16, 16, 16, 8, 0}).spec, "shared_memory");
+  EXPECT_NE(model_choice(cells, ExchangeStats{32, 8, 16, 8, 0}).spec, "shared_memory")
+      << "ranks on four nodes";
+}
+
+TEST(HeuristicChoice, SharedMemoryWhenAllRanksShareANode) {
+  EXPECT_EQ(choose_algorithm(ExchangeStats{8, 8, 16, 8, 0}, false).spec, "shared_memory");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{8, 4, 16, 8, 0}, false).spec, "spread_out");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{1, 1, 16, 8, 0}, false).spec, "spread_out");
 }
 
 }  // namespace

@@ -204,21 +204,54 @@ std::array<double, 4> fit_parameters(const std::vector<Measured>& points, int co
   return x;
 }
 
+// shared_memory's cell figures, the message figures in `machine` already fitted: time =
+// base + alpha*A + beta*B, least squares on relative error; a negative one is dropped.
+LinkCost fit_shared_memory(const std::vector<Measured>& points, Machine machine) {
+  double aa = 0, ab = 0, bb = 0, ay = 0, by = 0;
+  for (const auto& m : points) {
+    machine.shared_memory = LinkCost{0, 0};
+    const double base = predict_point(m, machine).seconds;
+    machine.shared_memory = LinkCost{1, 0};
+    const double a = (predict_point(m, machine).seconds - base) / m.seconds;
+    machine.shared_memory = LinkCost{0, 1};
+    const double b = (predict_point(m, machine).seconds - base) / m.seconds;
+    const double y = 1 - base / m.seconds;
+    aa += a * a, ab += a * b, bb += b * b, ay += a * y, by += b * y;
+  }
+  const double det = aa * bb - ab * ab;
+  LinkCost cost{det != 0 ? (ay * bb - by * ab) / det : 0, det != 0 ? (by * aa - ay * ab) / det : 0};
+  if (cost.alpha < 0 || cost.beta < 0)
+    cost = cost.alpha < 0 ? LinkCost{0, bb > 0 ? std::max(0.0, by / bb) : 0}
+                          : LinkCost{aa > 0 ? std::max(0.0, ay / aa) : 0, 0};
+  return cost;
+}
+
 int fit(const ModelOptions& o) {
-  const auto points = read_points(o.fit);
-  if (points.empty()) throw std::invalid_argument("no fixed-algorithm points to fit");
-  const auto x = fit_parameters(points, o.cores);
+  std::vector<Measured> messages, cells;
+  for (auto& m : read_points(o.fit))
+    (m.spec.starts_with("shared_memory") ? cells : messages).push_back(std::move(m));
+  if (messages.empty()) throw std::invalid_argument("no fixed-algorithm points to fit");
+  const auto x = fit_parameters(messages, o.cores);
   int ranks_per_node = 1;
-  for (const auto& m : points) ranks_per_node = std::max(ranks_per_node, m.ranks_per_node);
-  const nlohmann::json machine = {
-      {"name", o.name},
-      {"source", fmt::format("fitted by a2av model --fit to {} points", points.size())},
-      {"intra", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
-      {"inter", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
-      {"phase_overhead_s", x[2]},
-      {"call_overhead_s", x[3]},
-      {"ranks_per_node", ranks_per_node},
-      {"cores_per_node", o.cores}};
+  for (const auto& m : messages) ranks_per_node = std::max(ranks_per_node, m.ranks_per_node);
+  nlohmann::json machine = {{"name", o.name},
+                            {"source", fmt::format("fitted by a2av model --fit to {} points",
+                                                   messages.size() + cells.size())},
+                            {"intra", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
+                            {"inter", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
+                            {"phase_overhead_s", x[2]},
+                            {"call_overhead_s", x[3]},
+                            {"ranks_per_node", ranks_per_node},
+                            {"cores_per_node", o.cores}};
+  if (!cells.empty()) {
+    Machine fitted;
+    fitted.intra = fitted.inter = {x[0], x[1]};
+    fitted.phase_overhead = x[2];
+    fitted.call_overhead = x[3];
+    fitted.cores_per_node = o.cores;
+    const LinkCost cost = fit_shared_memory(cells, fitted);
+    machine["shared_memory"] = {{"alpha_s", cost.alpha}, {"beta_s_per_byte", cost.beta}};
+  }
   std::ofstream out(o.output);
   if (!out) throw std::invalid_argument(fmt::format("cannot write {}", o.output));
   out << machine.dump(2) << "\n";

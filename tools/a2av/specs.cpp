@@ -119,7 +119,8 @@ std::vector<std::string> expand_specs(std::string_view list, const std::vector<i
       specs.push_back(std::move(spec));
       continue;
     }
-    for (auto& name : all_algorithms()) specs.push_back(std::move(name));
+    for (auto& name : all_algorithms())
+      if (name != "shared_memory" || size <= ranks_per_node) specs.push_back(std::move(name));
   }
   if (!radices.empty() && std::none_of(specs.begin(), specs.end(), takes_radix))
     specs.emplace_back("tuna");

@@ -20,7 +20,8 @@ int radix_value(std::string_view text, int size);
 // `spec` with key=value set, replacing an existing value of key.
 std::string with_param(std::string_view spec, std::string_view key, std::int64_t value);
 
-// The specs to run: `list` split ("all" is every registered algorithm), each tuna-family
+// The specs to run: `list` split ("all" is every registered algorithm, shared_memory only
+// when the P ranks fit one node of Q), each tuna-family
 // spec repeated over `radices` and each scattered or hierarchical spec over `block_counts`
 // (plain tuna, or scattered, is added when a sweep is given and no spec it applies to is
 // listed), duplicates dropped. Every spec is checked with a2av's own parser for P ranks and
