@@ -8,7 +8,9 @@
 
 #include <a2av/alltoallv.hpp>
 
+#include <cstdlib>
 #include <random>
+#include <string>
 
 namespace a2av::test {
 namespace {
@@ -78,6 +80,11 @@ TEST(SharedMemory, SplitFreedAndDuplicatedCommunicators) {
 TEST(SharedMemory, CountDisagreementOnEitherPathThenACleanCall) {
   const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
   if (size < 2) GTEST_SKIP() << "needs a peer";
+  const char* cells = std::getenv("A2AV_SHM_BYTES");
+  if (cells && std::string(cells) == "0")
+    GTEST_SKIP() << "without cells this is spread_out, whose count errors test_errors covers "
+                    "(a large block sent beyond the receive count overflows Open MPI 4.1's "
+                    "single-copy receive: docs/errors.md)";
   // Small blocks travel in cells, 100000 ints as messages at any cell capacity.
   for (const std::int64_t n : {std::int64_t{2}, std::int64_t{100000}}) {
     for (const std::int64_t said : {n / 2, n * 2}) {
