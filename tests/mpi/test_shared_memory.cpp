@@ -121,6 +121,7 @@ TEST(SharedMemory, UserMessageProgressesWhileWaitingOnCells) {
   // for rank 1's cells meanwhile: the wait must let MPI progress.
   const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
   if (size < 2) GTEST_SKIP() << "needs a peer";
+  ASSERT_EQ(exchange_ints(1, MPI_COMM_WORLD), A2AV_SUCCESS) << "made the cells: no collective now";
   std::vector<char> message(8 << 20, 'm'), got(message.size());
   MPI_Request request = MPI_REQUEST_NULL;
   if (me == 0)
