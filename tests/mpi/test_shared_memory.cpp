@@ -1,5 +1,6 @@
 // The shared_memory algorithm (src/alltoallv/shared_memory.cpp): blocks that fit a cell and
-// blocks sent as messages in one exchange, many exchanges in a row (the cells alternate),
+// blocks sent as messages in one exchange, many exchanges in a row, also with nothing
+// between them (the cells alternate),
 // communicators split, freed and made again (each has its own segment), count disagreements
 // on either path followed by a clean call, a rank's error while large blocks travel to it,
 // and a message the user posted before the call that a peer waits for while this rank
@@ -59,6 +60,25 @@ TEST(SharedMemory, ManyExchangesInARow) {
   for (int i = 0; i < 40; ++i)
     expect_same_as_vendor(kSpec, i % 3 ? uniform(size, 100, i) : mixed_sizes(size, i),
                           MPI_COMM_WORLD, i);
+}
+
+TEST(SharedMemory, BackToBackExchangesWithNothingBetween) {
+  // No vendor call or barrier between exchanges, so a fast rank runs ahead of a slow one as
+  // far as the protocol lets it: the cells of one exchange must not be overwritten by the
+  // next while a peer still reads them. Each value names its sender and the exchange.
+  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  constexpr int kExchanges = 2000, kInts = 3;
+  const std::vector<MPI_Count> counts(size, kInts);
+  std::vector<int> send(kInts * size), recv(kInts * size);
+  int wrong = 0;
+  for (int round = 0; round < kExchanges; ++round) {
+    std::fill(send.begin(), send.end(), round * size + me);
+    ASSERT_EQ(run(send, counts, recv, counts, MPI_COMM_WORLD), A2AV_SUCCESS)
+        << A2AV_Last_error_message();
+    for (int p = 0; p < size; ++p)
+      for (int k = 0; k < kInts; ++k) wrong += recv[kInts * p + k] != round * size + p;
+  }
+  EXPECT_EQ(wrong, 0) << "values from another exchange or sender";
 }
 
 TEST(SharedMemory, SplitFreedAndDuplicatedCommunicators) {
