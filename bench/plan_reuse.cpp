@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   CLI::App app{"Per-exchange time with and without a persistent plan"};
   std::vector<std::int64_t> sizes{16, 1024};
-  std::vector<std::string> specs{"spread_out", "tuna:radix=2", "tuna"};
+  std::vector<std::string> specs{"shared_memory", "spread_out", "tuna:radix=2", "tuna"};
   int repeat = 100, trials = 11;
   app.add_option("--sizes", sizes, "max block bytes S")->delimiter(',');
   app.add_option("--specs", specs, "algorithm specs")->delimiter(';');
