@@ -14,9 +14,9 @@
 // large blocks sent to it. Where no segment can be made (no /dev/shm, or it is full), every
 // rank runs spread_out instead, decided together when the segment is first made.
 //
-// Memory: per rank 2*P cells of 64 + capacity bytes, for the communicator's life: the
-// A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P); rank 0's value counts;
-// 0 runs spread_out).
+// Memory: per rank 2*P cells of 64 + capacity bytes (capacity at most 64 KiB), for the
+// communicator's life: the A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P);
+// rank 0's value counts; 0 runs spread_out).
 // Source: fan-tuna-configurable-alltoallv.txt, Section IV (intra-node exchange through
 // shared memory is much faster than through the network stack).
 #include "alltoallv/algorithm.hpp"
@@ -27,10 +27,12 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace a2av {
 namespace {
@@ -46,14 +48,20 @@ struct CellHeader {
 };
 static_assert(sizeof(CellHeader) <= kLine);
 
-// Bytes of cells per rank: A2AV_SHM_BYTES if set (0: none), else min(1 MiB, 32 MiB / P).
+// Blocks of up to 64 KiB in a cell: a larger one costs more as two copies through a cell
+// than as one message (Open MPI's single copy), measured at P = 2, 4 and 8.
+constexpr std::size_t kMaxCellBlock = std::size_t{64} << 10;
+
+// Bytes of cells per rank: A2AV_SHM_BYTES if set (0: none), else min(1 MiB, 32 MiB / P);
+// no cell beyond kMaxCellBlock.
 std::size_t part_bytes(int size) {
   static const char* asked = std::getenv("A2AV_SHM_BYTES");
   const std::int64_t budget =
       asked && *asked ? std::max<std::int64_t>(0, std::atoll(asked))
                       : std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
   if (budget == 0) return 0;
-  const std::size_t cell = std::max<std::size_t>(kLine, budget / (2 * size) / kLine * kLine);
+  const std::size_t cell =
+      std::clamp<std::size_t>(budget / (2 * size) / kLine * kLine, kLine, kLine + kMaxCellBlock);
   return cell * 2 * size;
 }
 
@@ -116,27 +124,48 @@ class Cells {
     std::atomic_ref<std::uint64_t>(cell.sequence).store(exchange_, std::memory_order_release);
   }
 
-  // Waits for `owner` to publish this exchange in its cell for this rank. While waiting it
-  // lets MPI progress (a peer may need that for a message this rank sent before the call).
-  const CellHeader& wait(int owner) const {
-    CellHeader& cell = header(owner, ctx_->rank);
-    std::atomic_ref<std::uint64_t> sequence(cell.sequence);
-    const int spins = oversubscribed(ctx_->size) ? 0 : 4096;
-    for (int i = 0; sequence.load(std::memory_order_acquire) != exchange_; ++i) {
-      if (i < spins) {
-        pause_briefly();
-        continue;
+  // Calls take(owner, cell) for each peer's cell for this rank once it holds this exchange,
+  // in the order they come, so that a peer that is late holds up none of the others. While
+  // waiting it lets MPI progress (a peer may need that for a message this rank sent before
+  // the call, or for a large block of this exchange).
+  template <class Take>
+  void take_each(Take take) {
+    pending_.clear();
+    for (int i = 1; i < ctx_->size; ++i)
+      pending_.push_back((ctx_->rank - i + ctx_->size) % ctx_->size);
+    for (int idle = 0; !pending_.empty();) {
+      std::size_t left = 0;
+      for (const int owner : pending_) {
+        const CellHeader& cell = header(owner, ctx_->rank);
+        if (published(cell))
+          take(owner, cell);
+        else
+          pending_[left++] = owner;
       }
-      if (i % 64 == 63) {
-        int found = 0;
-        check_mpi(MPI_Iprobe(owner, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
-      }
-      sched_yield();
+      idle = left < pending_.size() ? 0 : idle + 1;
+      pending_.resize(left);
+      if (idle > 0) wait_a_little(idle, pending_.front());
     }
-    return cell;
   }
 
  private:
+  bool published(const CellHeader& cell) const {
+    auto& sequence = const_cast<std::uint64_t&>(cell.sequence);  // atomic_ref<const T>: C++26
+    return std::atomic_ref<std::uint64_t>(sequence).load(std::memory_order_acquire) == exchange_;
+  }
+
+  // Spins first where every rank has a core, then yields it; every 64th yield asks MPI to
+  // progress.
+  void wait_a_little(int idle, int peer) const {
+    const int spins = oversubscribed(ctx_->size) ? 0 : 4096;
+    if (idle < spins) return pause_briefly();
+    if (idle % 64 == 63) {
+      int found = 0;
+      check_mpi(MPI_Iprobe(peer, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
+    }
+    sched_yield();
+  }
+
   void bind(const CommContext& ctx) {
     ctx_ = &ctx;
     stride_ = ctx.segment->part_bytes() / (2 * ctx.size);
@@ -148,6 +177,7 @@ class Cells {
   std::size_t stride_ = 0;
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
+  std::vector<int> pending_;  // peers whose cell has not come yet
 };
 
 void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
@@ -166,11 +196,8 @@ void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
   }
 }
 
-void receive_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
-  const int me = ex.ctx.rank, size = ex.ctx.size;
-  for (int i = 1; i < size; ++i) {
-    const int from = (me - i + size) % size;
-    const CellHeader& cell = cells.wait(from);
+void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
+  cells.take_each([&](int from, const CellHeader& cell) {
     const std::int64_t expected = ex.recv.bytes[from];
     if (cell.code != A2AV_SUCCESS) {
       if (ex.in_band) ex.in_band->note(from, cell.code);
@@ -179,11 +206,11 @@ void receive_blocks(const Exchange& ex, const Cells& cells, Requests& requests) 
                                    cell.bytes, expected));
       if (cell.bytes > cells.capacity()) drop_pieces(cell.bytes, from, kTag, ex.ctx.comm);
     } else if (expected <= cells.capacity()) {
-      std::memcpy(ex.recv.at(from), cells.block(from, me), expected);
+      std::memcpy(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
     } else {
       requests.irecv(ex.recv.at(from), expected, from, kTag, ex.ctx.comm);
     }
-  }
+  });
 }
 
 }  // namespace
@@ -215,14 +242,12 @@ void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& 
     cell.code = code;
     cells->publish(cell);
   }
-  for (int peer = 0; peer < ctx.size; ++peer) {
-    if (peer == ctx.rank) continue;
-    const CellHeader& cell = cells->wait(peer);
+  cells->take_each([&](int peer, const CellHeader& cell) {
     if (cell.code != A2AV_SUCCESS)
       peers.note(peer, cell.code);
     else if (cell.bytes > cells->capacity())
       drop_pieces(cell.bytes, peer, kTag, ctx.comm);
-  }
+  });
 }
 
 }  // namespace a2av
