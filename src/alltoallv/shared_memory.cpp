@@ -23,6 +23,7 @@
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
+#include "core/per_thread.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -104,7 +105,7 @@ class Cells {
       explain(ctx);
     }
     if (!ctx.segment->ok()) return nullptr;
-    thread_local Cells cells;
+    Cells& cells = per_thread<Cells>();
     cells.bind(ctx);
     return &cells;
   }
@@ -229,7 +230,7 @@ void run_shared_memory(const Exchange& ex, const Params& params) {
   send_blocks(ex, *cells, requests);
   copy_self_block(ex);
   receive_blocks(ex, *cells, requests);
-  requests.wait_all(ex.mismatch);
+  if (!requests.empty()) requests.wait_all(ex.mismatch);  // MPI_Waitall of nothing costs too
 }
 
 void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers) {
