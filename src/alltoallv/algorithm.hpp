@@ -40,7 +40,7 @@ void run_tuna_coalesced(const Exchange&, const Params&);
 void run_tuna_staggered(const Exchange&, const Params&);
 
 // In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
-// while its peers run the algorithm. The point-to-point algorithms share announce_error.
+// while its peers run the algorithm. The message-based ones share announce_error.
 using AnnounceFn = void (*)(const CommContext&, int code, PeerErrors&);
 void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers);
 

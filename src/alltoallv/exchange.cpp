@@ -211,10 +211,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   SpecRef direct = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
   if (direct && status.code) {
     PeerErrors peers;
-    if (direct->algorithm->announce)
-      direct->algorithm->announce(ctx, status.code, peers);
-    else
-      announce_error(ctx.comm, status.code, peers);
+    direct->algorithm->announce(ctx, status.code, peers);
     throw Error(std::max(status.code, peers.code()), status.message);
   }
   if (direct) {

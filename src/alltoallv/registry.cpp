@@ -14,6 +14,11 @@ namespace {
 
 constexpr std::int64_t kNoLimit = INT_MAX;
 
+// In-band agreement of the message-based direct algorithms (core/p2p.hpp).
+void announce_by_messages(const CommContext& ctx, int code, PeerErrors& peers) {
+  announce_error(ctx.comm, code, peers);
+}
+
 std::int64_t no_memory(const BoundInput&, const Params&) {
   return 0;
 }
@@ -75,15 +80,28 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
        nullptr,
        no_memory},
       {"vendor", "the MPI library's MPI_Alltoallv", {}, run_vendor, no_memory},
-      {"linear", "all receives then all sends, ascending rank", {}, run_linear, no_memory, true},
-      {"spread_out", "all nonblocking, round-robin peers", {}, run_spread_out, no_memory, true},
+      {"linear",
+       "all receives then all sends, ascending rank",
+       {},
+       run_linear,
+       no_memory,
+       true,
+       announce_by_messages},
+      {"spread_out",
+       "all nonblocking, round-robin peers",
+       {},
+       run_spread_out,
+       no_memory,
+       true,
+       announce_by_messages},
       {"scattered",
        "spread-out in batches of block_count",
        {kBlockCount},
        run_scattered,
        no_memory,
-       true},
-      {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory, true},
+       true,
+       announce_by_messages},
+      {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory, true, announce_by_messages},
       {"shared_memory",
        "ranks on one node: small blocks through shared-memory cells, large ones direct",
        {},

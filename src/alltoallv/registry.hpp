@@ -35,7 +35,7 @@ struct AlgorithmInfo {
   // Sends each peer its block in a single phase (linear, spread_out, scattered, pairwise,
   // shared_memory), so errors can be agreed in band (core/p2p.hpp, PeerErrors).
   bool direct = false;
-  AnnounceFn announce = nullptr;  // a direct algorithm's own; null: announce_error
+  AnnounceFn announce = nullptr;  // a direct algorithm's agreement for a rank that failed
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();

@@ -66,14 +66,20 @@ std::size_t part_bytes(int size) {
   return cell * 2 * size;
 }
 
+// The largest block a cell takes when each rank has part_bytes of cells.
+std::int64_t cell_capacity(std::size_t part_bytes, int size) {
+  return static_cast<std::int64_t>(part_bytes / (2 * size) - kLine);
+}
+
 void explain(const CommContext& ctx) {
   const NodeSegment& segment = *ctx.segment;
   if (!verbose() || ctx.rank != 0) return;
   if (segment.ok())
     std::fprintf(stderr,
                  "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
-                 "%zu bytes go through them\n",
-                 ctx.size, segment.part_bytes(), segment.part_bytes() / (2 * ctx.size) - kLine);
+                 "%lld bytes go through them\n",
+                 ctx.size, segment.part_bytes(),
+                 static_cast<long long>(cell_capacity(segment.part_bytes(), ctx.size)));
   else
     std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n", ctx.size,
                  segment.failure().c_str());
@@ -111,7 +117,6 @@ class Cells {
   }
 
   std::int64_t capacity() const { return static_cast<std::int64_t>(stride_ - kLine); }
-  std::uint64_t exchange() const { return exchange_; }
 
   CellHeader& header(int owner, int dest) const {
     return *reinterpret_cast<CellHeader*>(ctx_->segment->part(owner) +
@@ -218,7 +223,7 @@ void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
 
 std::int64_t shared_memory_capacity(int size) {
   const std::size_t part = part_bytes(size);
-  return part == 0 ? -1 : static_cast<std::int64_t>(part / (2 * size) - kLine);
+  return part == 0 ? -1 : cell_capacity(part, size);
 }
 
 void run_shared_memory(const Exchange& ex, const Params& params) {
