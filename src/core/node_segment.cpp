@@ -51,7 +51,8 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) {
     std::uint64_t part_bytes;
     std::array<char, kNameBytes> name;
   } made{part_bytes, {}};
-  std::string failure = part_bytes == 0 ? "no shared memory was asked for" : "";
+  std::string failure;
+  if (rank == 0 && part_bytes == 0) failure = "no shared memory was asked for";
   if (rank == 0 && part_bytes > 0) {
     const std::string name = unique_name();
     failure = create(name, part_bytes * size);
