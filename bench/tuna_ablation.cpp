@@ -11,6 +11,9 @@
 
 #include <fmt/core.h>
 #include <mpi.h>
+#ifdef A2AV_SIMULATION
+#undef exit  // SimGrid's smpicxx defines exit(x) as a macro, which breaks CLI11's App::exit
+#endif
 #include <CLI/CLI.hpp>
 
 #include <algorithm>

@@ -57,7 +57,7 @@ void check_counts(const CommContext& ctx, const std::vector<std::int64_t>& send_
 // Parsed specs by text, so repeated calls parse nothing. Bounded: cleared when full (what
 // holds a SpecRef keeps its spec).
 const SpecRef& cached_spec(std::string_view text) {
-  thread_local std::map<std::string, SpecRef, std::less<>> cache;
+  A2AV_THREAD_LOCAL std::map<std::string, SpecRef, std::less<>> cache;
   if (auto it = cache.find(text); it != cache.end()) return it->second;
   if (cache.size() >= 256) cache.clear();
   auto parsed = std::make_shared<const Spec>(parse_spec(text));
@@ -161,8 +161,8 @@ SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& 
   if (spec->algorithm->run) return spec->algorithm->direct ? spec : nullptr;
   if (choice_needs_statistics(ctx.size)) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
-  thread_local int size = 0, node_size = 0;
-  thread_local SpecRef chosen;
+  A2AV_THREAD_LOCAL int size = 0, node_size = 0;
+  A2AV_THREAD_LOCAL SpecRef chosen;
   if (verbose() || ctx.size != size || ctx.node_size != node_size) {
     chosen = resolve_auto(ctx, nullptr);
     size = ctx.size;

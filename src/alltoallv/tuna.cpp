@@ -18,6 +18,7 @@
 #include "alltoallv/tuna.hpp"
 
 #include "core/check.hpp"
+#include "core/per_thread.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -36,7 +37,7 @@ struct Holder {
 
 // Rounds depend only on (P, radix): computed once per pair and thread.
 const std::vector<TunaRound>& cached_rounds(int size, int radix) {
-  thread_local std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
+  A2AV_THREAD_LOCAL std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
   auto [it, inserted] = cache.try_emplace({size, radix});
   if (inserted) it->second = tuna_rounds(size, radix);
   return it->second;
@@ -160,14 +161,11 @@ class TunaRun {
   // The forwarded blocks' message has a size only the sender knew: probe, then receive.
   void receive_forwarded(const TunaRound& round, int tag, TempBuffer& buffer) {
     const int from = mod(g_.rank - round.distance);
-    MPI_Message message;
-    MPI_Status status;
-    check_mpi(MPI_Mprobe(from, tag, g_.comm, &message, &status), "MPI_Mprobe");
-    int first = 0;
-    check_mpi(MPI_Get_count(&status, MPI_BYTE, &first), "MPI_Get_count");
+    ProbedMessage message = ProbedMessage::wait(from, tag, g_.comm);
+    const int first = message.bytes();
     if (!buffer.capacity()) buffer.attach(memory_);
     buffer.grow(std::max<std::int64_t>(first, sizeof(Header)));
-    check_mpi(MPI_Mrecv(buffer.data(), first, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
+    message.receive(buffer.data());
     Header total = 0;
     if (first >= static_cast<int>(sizeof(Header))) std::memcpy(&total, buffer.data(), sizeof total);
     if (total > first) {  // the rest of a message longer than one piece

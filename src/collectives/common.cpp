@@ -2,6 +2,7 @@
 
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/per_thread.hpp"
 
 #include <climits>
 #include <cstring>
@@ -43,7 +44,7 @@ Type::Type(MPI_Datatype t) : type(t) {
 }
 
 MemoryTracker& call_memory() {
-  thread_local MemoryTracker memory;
+  A2AV_THREAD_LOCAL MemoryTracker memory;
   return memory;
 }
 

@@ -1,6 +1,7 @@
 #include "core/call.hpp"
 
 #include "core/check.hpp"
+#include "core/per_thread.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -56,7 +57,7 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
   // Blocks of a non-contiguous type may interleave without sharing a byte; only contiguous
   // receive blocks are checked (a span test would reject valid strided layouts).
   const bool check_overlap = is_recv && type.contiguous;
-  thread_local std::vector<Span> spans;  // kept between calls: no allocation per call
+  A2AV_THREAD_LOCAL std::vector<Span> spans;  // kept between calls: no allocation per call
   spans.clear();
   for (int peer = 0; peer < comm_size; ++peer) {
     const std::int64_t count = side.counts[peer];

@@ -52,7 +52,9 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) {
     std::array<char, kNameBytes> name;
   } made{part_bytes, {}};
   std::string failure;
-  if (rank == 0 && part_bytes == 0) failure = "no shared memory was asked for";
+  if (rank == 0 && !kNodeSegments) failure = "simulated ranks share no memory (SimGrid SMPI build)";
+  if (rank == 0 && kNodeSegments && part_bytes == 0) failure = "no shared memory was asked for";
+  if (!kNodeSegments) part_bytes = 0;
   if (rank == 0 && part_bytes > 0) {
     const std::string name = unique_name();
     failure = create(name, part_bytes * size);

@@ -12,6 +12,14 @@
 
 namespace a2av {
 
+// Whether ranks on one node may share memory. Not in the SimGrid SMPI build: its ranks are
+// simulated, and what they did through shared memory would take no simulated time.
+#ifdef A2AV_SIMULATION
+inline constexpr bool kNodeSegments = false;
+#else
+inline constexpr bool kNodeSegments = true;
+#endif
+
 class NodeSegment {
  public:
   // Collective over `comm`, whose ranks must share a node; rank 0's part_bytes counts (0:

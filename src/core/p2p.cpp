@@ -87,15 +87,11 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
   drained[rank] = true;
   for (int left = size - 1; left > 0;) {
     for (int peer = 0; peer < size; ++peer) {
-      int found = 0;
-      MPI_Message message;
-      MPI_Status status;
-      if (drained[peer]) continue;
-      check_mpi(MPI_Improbe(peer, MPI_ANY_TAG, comm, &found, &message, &status), "MPI_Improbe");
-      if (!found) continue;
-      MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: not wanted
-      if (status.MPI_TAG >= kErrorTag) peers.note(peer, status.MPI_TAG - kErrorTag);
-      if (status.MPI_TAG != kMorePieces) {
+      ProbedMessage message;
+      if (drained[peer] || !ProbedMessage::test(peer, MPI_ANY_TAG, comm, message)) continue;
+      message.receive(nullptr);  // truncated: not wanted
+      if (message.tag() >= kErrorTag) peers.note(peer, message.tag() - kErrorTag);
+      if (message.tag() != kMorePieces) {
         drained[peer] = true;
         --left;
       }
@@ -108,10 +104,54 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
 void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   [[maybe_unused]] const WorldErrorsReturn guard;
   for (std::int64_t left = bytes; left > 0; left -= max_piece()) {
-    MPI_Message message;
-    check_mpi(MPI_Mprobe(peer, tag, comm, &message, MPI_STATUS_IGNORE), "MPI_Mprobe");
-    MPI_Mrecv(nullptr, 0, MPI_BYTE, &message, MPI_STATUS_IGNORE);  // truncated: not wanted
+    ProbedMessage::wait(peer, tag, comm).receive(nullptr);  // truncated: not wanted
   }
+}
+
+#ifdef A2AV_SIMULATION
+ProbedMessage ProbedMessage::wait(int source, int tag, MPI_Comm comm) {
+  ProbedMessage m;
+  check_mpi(MPI_Probe(source, tag, comm, &m.status_), "MPI_Probe");
+  m.comm_ = comm;
+  return m;
+}
+
+bool ProbedMessage::test(int source, int tag, MPI_Comm comm, ProbedMessage& found) {
+  int flag = 0;
+  check_mpi(MPI_Iprobe(source, tag, comm, &flag, &found.status_), "MPI_Iprobe");
+  found.comm_ = comm;
+  return flag != 0;
+}
+
+void ProbedMessage::receive(void* data) {
+  // Truncation of a dropped message is wanted: its error is not reported through the status.
+  const int rc = MPI_Recv(data, data ? bytes() : 0, MPI_BYTE, status_.MPI_SOURCE, status_.MPI_TAG,
+                          comm_, MPI_STATUS_IGNORE);
+  if (data) check_mpi(rc, "MPI_Recv");
+}
+#else
+ProbedMessage ProbedMessage::wait(int source, int tag, MPI_Comm comm) {
+  ProbedMessage m;
+  check_mpi(MPI_Mprobe(source, tag, comm, &m.message_, &m.status_), "MPI_Mprobe");
+  return m;
+}
+
+bool ProbedMessage::test(int source, int tag, MPI_Comm comm, ProbedMessage& found) {
+  int flag = 0;
+  check_mpi(MPI_Improbe(source, tag, comm, &flag, &found.message_, &found.status_), "MPI_Improbe");
+  return flag != 0;
+}
+
+void ProbedMessage::receive(void* data) {
+  const int rc = MPI_Mrecv(data, data ? bytes() : 0, MPI_BYTE, &message_, MPI_STATUS_IGNORE);
+  if (data) check_mpi(rc, "MPI_Mrecv");
+}
+#endif
+
+int ProbedMessage::bytes() const {
+  int n = 0;
+  check_mpi(MPI_Get_count(&status_, MPI_BYTE, &n), "MPI_Get_count");
+  return n;
 }
 
 void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {

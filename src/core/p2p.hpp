@@ -53,6 +53,30 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers);
 // `bytes` bytes: a block this rank does not take, so that no message is left behind.
 void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm);
 
+// A message found by a probe and then received: the one probed, even with other threads
+// receiving on the communicator (MPI_Mprobe). SimGrid SMPI 3.32 has no MPI_Mprobe; its ranks
+// are single-threaded actors, so there a probe and a receive of the same source and tag are
+// as safe.
+class ProbedMessage {
+ public:
+  // Blocks until a message from `source` with `tag` (MPI_ANY_TAG allowed) is there.
+  static ProbedMessage wait(int source, int tag, MPI_Comm comm);
+  // Whether one is there now; `found` is set to it if so.
+  static bool test(int source, int tag, MPI_Comm comm, ProbedMessage& found);
+  int bytes() const;
+  int tag() const { return status_.MPI_TAG; }
+  // Receives it into `data` (at least bytes() long), or drops it with data = nullptr.
+  void receive(void* data);
+
+ private:
+  MPI_Status status_{};
+#ifdef A2AV_SIMULATION
+  MPI_Comm comm_ = MPI_COMM_NULL;
+#else
+  MPI_Message message_ = MPI_MESSAGE_NULL;
+#endif
+};
+
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
 

@@ -7,6 +7,8 @@
 
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
+#include "core/node_segment.hpp"
+#include "core/per_thread.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/table.hpp"
 
@@ -54,7 +56,8 @@ const Loaded<Machine>& loaded_machine() {
 // The candidates the cost model compares for P ranks and Q per node.
 std::vector<std::string> model_candidates(const Machine& machine, int size, int ranks_per_node) {
   std::vector<std::string> specs = {"spread_out", "scattered:block_count=8", "pairwise"};
-  if (machine.shared_memory && size <= ranks_per_node) specs.push_back("shared_memory");
+  if (kNodeSegments && machine.shared_memory && size <= ranks_per_node)
+    specs.push_back("shared_memory");
   int root = 2;
   while (root * root < size) ++root;
   for (int radix : {2, 4, 8, 16, root, size})
@@ -68,7 +71,7 @@ constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic consider
 
 Choice heuristic(const ExchangeStats& s) {
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
-    thread_local std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
+    A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
     auto [it, inserted] = by_size.try_emplace(s.size);
     if (inserted) {
       int root = 2;
@@ -77,7 +80,7 @@ Choice heuristic(const ExchangeStats& s) {
     }
     return {it->second, "heuristic: P >= 64 and blocks <= 1 KiB"};
   }
-  if (s.size > 1 && s.ranks_per_node == s.size)
+  if (kNodeSegments && s.size > 1 && s.ranks_per_node == s.size)
     return {"shared_memory", "heuristic: all ranks on one node"};
   return {"spread_out", "heuristic: one round of direct messages"};
 }
@@ -97,7 +100,7 @@ void check_tuning_file() {
 // The model's choice for mean block sizes, cached per (P, Q, power of two of the mean):
 // predictions at P = 16384 take about a millisecond, too much for every call.
 Choice model_choice(const Machine& machine, const ExchangeStats& s) {
-  thread_local std::map<std::tuple<int, int, int>, std::pair<std::string, std::string>> cache;
+  A2AV_THREAD_LOCAL std::map<std::tuple<int, int, int>, std::pair<std::string, std::string>> cache;
   const int bucket = s.mean_block < 1 ? -1 : static_cast<int>(std::log2(s.mean_block));
   const auto key = std::make_tuple(s.size, s.ranks_per_node, bucket);
   if (auto it = cache.find(key); it != cache.end()) return {it->second.first, it->second.second};

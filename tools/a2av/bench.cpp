@@ -29,13 +29,15 @@ bool duplicate(const std::vector<Entry>& entries, const Entry& e) {
 // Validates (or, without --validate, just runs once) everything before timing anything.
 std::vector<Entry> probe_all(const BenchPlan& plan, const BenchOptions& options, Buffers& buffers,
                              std::int64_t bytes, const World& world) {
-  make_reference(buffers, options.validate, bytes, world);
-  std::vector<Entry> entries(1);
-  entries.front().algorithm = kBaseline;
+  std::vector<Entry> entries;
+  if (options.baseline) {
+    make_reference(buffers, options.validate, bytes, world);
+    entries.emplace_back().algorithm = kBaseline;
+  }
   for (const auto& spec : plan.specs) {
     Entry e;
     e.requested = spec;
-    probe(e, buffers, options.validate, bytes, world);
+    probe(e, buffers, options.validate, options.baseline, bytes, world);
     if (!duplicate(entries, e)) entries.push_back(std::move(e));
   }
   return entries;

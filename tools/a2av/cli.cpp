@@ -60,6 +60,9 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_flag("--validate,!--no-validate", o.validate,
                "check every algorithm byte for byte against MPI_Alltoallv before timing "
                "(default on)");
+  cmd.add_flag("--baseline,!--no-baseline", o.baseline,
+               "time MPI_Alltoallv as the reference (default on); without it, ratios are to "
+               "the first algorithm and results are checked by their content");
 }
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {

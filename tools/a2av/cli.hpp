@@ -3,7 +3,7 @@
 
 #include "options.hpp"
 
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 namespace a2av::bench {
 

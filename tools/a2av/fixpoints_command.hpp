@@ -4,7 +4,7 @@
 // computation on one rank; N up to 64 (N = 32 in milliseconds, N = 64 in seconds).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 #include <string>
 #include <vector>

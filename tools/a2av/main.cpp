@@ -18,7 +18,7 @@
 
 #include <fmt/core.h>
 #include <mpi.h>
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 #include <string>
 

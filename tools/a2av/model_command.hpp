@@ -5,7 +5,7 @@
 //   fit      a machine file fitted to such files by least squares.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 #include <cstdint>
 #include <string>

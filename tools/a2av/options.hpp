@@ -19,6 +19,9 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   std::string datatype = "char";
   bool validate = true;
+  // --no-baseline: no MPI_Alltoallv row (too slow to simulate at thousands of ranks); the
+  // first algorithm is the reference for ratios, and each result is checked by its content.
+  bool baseline = true;
   std::string format = "table";  // table, csv or json
   std::string output;            // empty: standard output
   std::string json;              // a JSON copy of the results, besides --format

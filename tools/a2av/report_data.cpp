@@ -22,6 +22,7 @@ Json record(const Report& r, const Row& row) {
           {"datatype_bytes", r.plan.datatype.bytes},
           {"iterations", r.options.iterations},
           {"warmup", r.options.warmup},
+          {"baseline", r.options.baseline},
           {"size", row.size},
           {"max_block_bytes", row.max_block_bytes},
           {"requested", row.requested},

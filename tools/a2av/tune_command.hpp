@@ -4,7 +4,7 @@
 
 #include "options.hpp"
 
-#include <CLI/CLI.hpp>
+#include "cli11.hpp"
 
 #include <string>
 

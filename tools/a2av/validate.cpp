@@ -46,13 +46,18 @@ void make_reference(Buffers& buffers, bool check, std::int64_t bytes, const Worl
   buffers.keep_as_reference();
 }
 
-void probe(Entry& entry, Buffers& buffers, bool check, std::int64_t bytes, const World& world) {
+void probe(Entry& entry, Buffers& buffers, bool check, bool against_reference, std::int64_t bytes,
+           const World& world) {
   buffers.poison();
   std::string failure;
   if (const int rc = buffers.run(entry.requested))
     failure = fmt::format("returned {}: {}", A2AV_Error_string(rc), A2AV_Last_error_message());
-  else if (const std::int64_t wrong = check ? buffers.first_difference() : -1; wrong >= 0)
-    failure = fmt::format("left receive byte {} different from MPI_Alltoallv", wrong);
+  else if (const std::int64_t wrong = !check              ? -1
+                                      : against_reference ? buffers.first_difference()
+                                                          : buffers.first_wrong_byte();
+           wrong >= 0)
+    failure = fmt::format("left receive byte {} different from {}", wrong,
+                          against_reference ? "MPI_Alltoallv" : "what was sent");
   agree(failure, entry.requested, bytes, world);
 
   entry.algorithm = A2AV_Last_algorithm();

@@ -24,6 +24,7 @@ void make_reference(Buffers& buffers, bool check, std::int64_t bytes, const Worl
 
 // Runs `entry` once, compares with the reference when `check`, and fills in the spec that ran
 // and its peak temporary bytes and documented bound (max over ranks).
-void probe(Entry& entry, Buffers& buffers, bool check, std::int64_t bytes, const World& world);
+void probe(Entry& entry, Buffers& buffers, bool check, bool against_reference, std::int64_t bytes,
+           const World& world);
 
 }  // namespace a2av::bench

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs `a2av bench` on a simulated cluster with SimGrid SMPI (docs/scale.md):
+#   bash scripts/simulate.sh PLATFORM RANKS [a2av bench arguments...]
+#   bash scripts/simulate.sh --build        (only builds)
+# PLATFORM: polaris, fugaku, fattree (tools/platforms/NAME.xml) or a path to a platform file.
+# Installs what it needs, builds the library and the `a2av` command with smpicxx in
+# build-sim/, places A2AV_SIM_RANKS_PER_NODE ranks (default 32) on each host in order, and
+# prints the wall time and peak memory of the simulation. Exits non-zero when the simulated
+# program fails or SimGrid reports a deadlock (smpirun itself exits 0 then).
+# A2AV_SIM_CFG adds SimGrid options, e.g. "--cfg=smpi/coll-selector:mpich"; A2AV_SIM_BUILD
+# names another build folder; A2AV_SIM_PROGRAM runs another program of that build (given as
+# its path under the build folder, e.g. bench/tuna_ablation) instead of `a2av bench`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,14p' "$0"; exit 2; }
+
+build="${A2AV_SIM_BUILD:-$root/build-sim}"
+bash "$root/scripts/install-deps.sh"
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  # smpicc fails the compiler checks unless it pretends to be a plain compiler while CMake probes.
+  SMPI_PRETEND_CC=1 CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release -DA2AV_SIMULATION=ON -DMPI_C_COMPILER=smpicc \
+    -DMPI_CXX_COMPILER=smpicxx >/dev/null
+fi
+cmake --build "$build" -j2 >/dev/null
+program=("$build/tools/a2av/a2av" bench)
+[[ -n "${A2AV_SIM_PROGRAM:-}" ]] && program=("$build/$A2AV_SIM_PROGRAM")
+[[ "$1" == --build ]] && exit 0
+platform="$1" ranks="$2"
+shift 2
+[[ -f "$platform" ]] || platform="$root/tools/platforms/$platform.xml"
+[[ -f "$platform" ]] || { echo "simulate.sh: no platform '$platform'" >&2; exit 2; }
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/a2av-sim.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+# Host names from the platform's <cluster>: prefix + number + suffix, numbers from radical.
+python3 - "$platform" "${A2AV_SIM_RANKS_PER_NODE:-32}" "$ranks" >"$work/hosts" <<'PY'
+import sys, xml.etree.ElementTree as ET
+cluster = ET.parse(sys.argv[1]).getroot().find("cluster")
+per_node, ranks = int(sys.argv[2]), int(sys.argv[3])
+lo, hi = (int(x) for x in cluster.get("radical").split("-"))
+if ranks > (hi - lo + 1) * per_node:
+    sys.exit(f"simulate.sh: {ranks} ranks do not fit {hi - lo + 1} hosts of {per_node}")
+for r in range(ranks):
+    print(f"{cluster.get('prefix')}{lo + r // per_node}{cluster.get('suffix')}")
+PY
+
+# dlopen privatization: each rank runs its own copy of the program (a2av's state included;
+# the library is static in this build). Copies go to TMPDIR (smpirun's -tmpdir is broken in
+# 3.32). Raw contexts, SimGrid's fastest, run every rank on one thread.
+export TMPDIR="$work"
+status=0
+/usr/bin/time -f "simulate.sh: wall %e s, peak memory %M KiB" \
+  smpirun -np "$ranks" -platform "$platform" -hostfile "$work/hosts" \
+  --cfg=smpi/privatization:dlopen --cfg=contexts/factory:raw --log=root.thres:critical \
+  ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
+grep -v '^\[' "$work/log" >&2 || true
+if grep -q "Deadlock\|did not return 0" "$work/log"; then
+  grep -m5 "Deadlock\|did not return 0" "$work/log" >&2
+  status=1
+fi
+exit "$status"

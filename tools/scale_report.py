@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Tables and plots of the simulated scaling sweeps (docs/scale.md, scripts/scale_sweep.sh).
+
+    scale_report.py DATA_DIR OUT_DIR
+
+Reads DATA_DIR/*.json (a2av bench --json from SimGrid SMPI runs) and prints Markdown tables:
+per run, every algorithm's simulated time and its ratio to MPI_Alltoallv; the best TuNA radix
+by platform, P and size. Writes OUT_DIR/scale-time.png (time against P per algorithm) and
+OUT_DIR/scale-radix.png (best radix, P x size).
+"""
+import json
+import math
+import os
+import re
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only
+import matplotlib.pyplot as plt  # noqa: E402
+
+BASELINE = "MPI_Alltoallv"
+
+
+def load(data_dir):
+    runs = {}
+    for name in sorted(os.listdir(data_dir)):
+        if name.endswith(".json"):
+            with open(os.path.join(data_dir, name)) as f:
+                runs[name[:-5]] = json.load(f)["results"]
+    return runs
+
+
+def label(row):
+    """The spec as it ran, without the parameters every row shares (batch, block_count)."""
+    spec = row["algorithm"]
+    if spec.startswith("tuna:"):
+        return "tuna r=" + re.search(r"radix=(\d+)", spec).group(1)
+    return spec.split(":")[0] if row["requested"] != BASELINE else BASELINE
+
+
+def run_table(name, rows):
+    sizes = sorted({r["size"] for r in rows})
+    times = defaultdict(dict)
+    for r in rows:
+        times[label(r)][r["size"]] = r["median_s"] * 1e6
+    base = times.get(BASELINE)
+    head = "| algorithm | " + " | ".join(f"{s} B" for s in sizes) + " |"
+    lines = [f"**{name}** (P = {rows[0]['ranks']}, {rows[0]['pattern']}; simulated us"
+             + (", ratio to MPI_Alltoallv)" if base else ")"),
+             "", head, "|" + " --- |" * (len(sizes) + 1)]
+    for alg, by_size in times.items():
+        cells = []
+        for s in sizes:
+            t = by_size.get(s)
+            if t is None:
+                cells.append("")
+            elif base and alg != BASELINE:
+                cells.append(f"{t:.1f} ({t / base[s]:.2f})")
+            else:
+                cells.append(f"{t:.1f}")
+        lines.append(f"| {alg} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def platform_of(name):
+    return name.split("_")[0]
+
+
+def best_radix(runs):
+    """(platform, P, size) -> (radix, time) of the fastest flat TuNA, uniform runs only."""
+    best = {}
+    for name, rows in runs.items():
+        for r in rows:
+            if r["pattern"] != "uniform" or not r["algorithm"].startswith("tuna:"):
+                continue
+            radix = int(re.search(r"radix=(\d+)", r["algorithm"]).group(1))
+            key = (platform_of(name), r["ranks"], r["size"])
+            if key not in best or r["median_s"] < best[key][1]:
+                best[key] = (radix, r["median_s"])
+    return best
+
+
+def radix_table(best):
+    platforms = sorted({k[0] for k in best})
+    out = []
+    for plat in platforms:
+        ps = sorted({k[1] for k in best if k[0] == plat})
+        sizes = sorted({k[2] for k in best if k[0] == plat})
+        out += [f"**{plat}**: best TuNA radix (of those run) by P and size", "",
+                "| P | " + " | ".join(f"{s} B" for s in sizes) + " |",
+                "|" + " --- |" * (len(sizes) + 1)]
+        for p in ps:
+            cells = [str(best[(plat, p, s)][0]) if (plat, p, s) in best else "" for s in sizes]
+            out.append(f"| {p} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def plot_time(runs, path, sizes=(16, 1024)):
+    """Simulated time against P on the Polaris-like platform, uniform blocks."""
+    fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        series = defaultdict(dict)
+        for name, rows in runs.items():
+            if platform_of(name) != "polaris":
+                continue
+            for r in rows:
+                if r["pattern"] == "uniform" and r["size"] == size:
+                    alg = label(r)
+                    if "coll-selector" not in alg:
+                        series[alg].setdefault(r["ranks"], r["median_s"] * 1e6)
+        for alg, points in sorted(series.items()):
+            if len(points) < 2 and alg != BASELINE:
+                continue
+            ps = sorted(points)
+            style = dict(color="black", linewidth=2.5) if alg == BASELINE else {}
+            ax.plot(ps, [points[p] for p in ps], marker="o", label=alg, **style)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("ranks P (32 per node)")
+        ax.set_ylabel("simulated time (us)")
+        ax.set_title(f"Polaris-like, uniform 0..{size} B blocks")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def plot_radix(best, path, platform="polaris"):
+    keys = [k for k in best if k[0] == platform]
+    ps = sorted({k[1] for k in keys})
+    sizes = sorted({k[2] for k in keys})
+    fig, ax = plt.subplots(figsize=(1 + 0.7 * len(sizes), 1 + 0.6 * len(ps)))
+    grid = [[math.log2(best[(platform, p, s)][0]) if (platform, p, s) in best else float("nan")
+             for s in sizes] for p in ps]
+    image = ax.imshow(grid, cmap="viridis", aspect="auto", origin="lower")
+    for i, p in enumerate(ps):
+        for j, s in enumerate(sizes):
+            if (platform, p, s) in best:
+                ax.text(j, i, best[(platform, p, s)][0], ha="center", va="center", color="white",
+                        fontsize=8)
+    ax.set_xticks(range(len(sizes)), [str(s) for s in sizes], rotation=45)
+    ax.set_yticks(range(len(ps)), [str(p) for p in ps])
+    ax.set_xlabel("max block size S (bytes)")
+    ax.set_ylabel("ranks P")
+    ax.set_title(f"Best TuNA radix, {platform}-like (simulated)")
+    fig.colorbar(image, label="log2 radix")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    data_dir, out_dir = sys.argv[1:]
+    runs = load(data_dir)
+    for name, rows in runs.items():
+        print(run_table(name, rows))
+    best = best_radix(runs)
+    print(radix_table(best))
+    plot_time(runs, os.path.join(out_dir, "scale-time.png"))
+    plot_radix(best, os.path.join(out_dir, "scale-radix.png"))
+
+
+if __name__ == "__main__":
+    main()
