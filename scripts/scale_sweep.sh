@@ -19,13 +19,13 @@ polaris_p64_mpich|polaris|64|--cfg=smpi/coll-selector:mpich|--algorithms tuna --
 polaris_p256_mpich|polaris|256|--cfg=smpi/coll-selector:mpich|--algorithms tuna --radix 2,4,16 -m 16:16384
 polaris_p256_normal|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
 polaris_p256_powerlaw|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
-polaris_p1024|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,8,32 -m 16:256
 polaris_p1024_nobase|polaris|1024||--no-baseline --algorithms tuna,scattered,tuna_coalesced,tuna_staggered --radix 2,4,8,32 -m 16:16384
-polaris_p4096|polaris|4096||--no-baseline --algorithms tuna,tuna_coalesced --radix 2,4,8,64 -m 16:1024
+polaris_p4096|polaris|4096||--no-baseline --algorithms tuna,tuna_coalesced --radix 2,4,8,64 -m 16:256
 fugaku_p256|fugaku|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
 fattree_p256|fattree|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
 ablation_p256_r2|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 2 --sizes 16,256,1024 --iterations 1
 ablation_p256_r16|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 16 --sizes 16,256,1024 --iterations 1
+polaris_p1024|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,8,32 -m 16:256
 RUNS
 )
 

@@ -26,7 +26,7 @@ BASELINE = "MPI_Alltoallv"
 def load(data_dir):
     runs = {}
     for name in sorted(os.listdir(data_dir)):
-        if name.endswith(".json"):
+        if name.endswith(".json") and os.path.getsize(os.path.join(data_dir, name)) > 0:
             with open(os.path.join(data_dir, name)) as f:
                 runs[name[:-5]] = json.load(f)["results"]
     return runs

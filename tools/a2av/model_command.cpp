@@ -131,76 +131,89 @@ int compare(const ModelOptions& o) {
   return 0;
 }
 
+// The fitted parameters: intra-node alpha and beta, inter-node alpha and beta, phase and
+// call overheads.
+constexpr int kParameters = 6;
+using Features = std::array<double, kParameters>;
+
 // Minimises sum (row . x - 1)^2 over the active parameters (normal equations,
 // Gauss-Jordan with partial pivoting); inactive parameters are 0.
-std::array<double, 4> solve_least_squares(const std::vector<std::array<double, 4>>& rows,
-                                          const std::array<bool, 4>& active) {
-  std::array<std::array<double, 5>, 4> a{};  // augmented normal equations
+Features solve_least_squares(const std::vector<Features>& rows,
+                             const std::array<bool, kParameters>& active) {
+  std::array<std::array<double, kParameters + 1>, kParameters> a{};  // augmented equations
   for (const auto& r : rows)
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kParameters; ++i) {
       if (!active[i]) continue;
-      for (int j = 0; j < 4; ++j) a[i][j] += active[j] ? r[i] * r[j] : 0;
-      a[i][4] += r[i];
+      for (int j = 0; j < kParameters; ++j) a[i][j] += active[j] ? r[i] * r[j] : 0;
+      a[i][kParameters] += r[i];
     }
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kParameters; ++i)
     if (!active[i]) a[i][i] = 1;
-  for (int c = 0; c < 4; ++c) {
+  for (int c = 0; c < kParameters; ++c) {
     int pivot = c;
-    for (int r = c + 1; r < 4; ++r)
+    for (int r = c + 1; r < kParameters; ++r)
       if (std::abs(a[r][c]) > std::abs(a[pivot][c])) pivot = r;
     std::swap(a[c], a[pivot]);
     if (a[c][c] == 0) continue;
-    for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < kParameters; ++r) {
       if (r == c) continue;
       const double f = a[r][c] / a[c][c];
-      for (int k = c; k < 5; ++k) a[r][k] -= f * a[c][k];
+      for (int k = c; k <= kParameters; ++k) a[r][k] -= f * a[c][k];
     }
   }
-  std::array<double, 4> x{};
-  for (int i = 0; i < 4; ++i) x[i] = active[i] && a[i][i] != 0 ? a[i][4] / a[i][i] : 0;
+  Features x{};
+  for (int i = 0; i < kParameters; ++i)
+    x[i] = active[i] && a[i][i] != 0 ? a[i][kParameters] / a[i][i] : 0;
   return x;
 }
 
-// time = alpha*A + beta*B + phase_overhead*phases + call_overhead, with A and B the model's
-// latency and byte terms; least squares on relative error, refitting without any parameter
-// that comes out negative.
-std::array<double, 4> fit_parameters(const std::vector<Measured>& points, int cores) {
-  std::vector<std::array<double, 4>> rows;
-  Machine unit;
-  unit.ranks_per_node = 1 << 30;
-  unit.cores_per_node = cores;
-  for (const auto& m : points) {
-    unit.intra = unit.inter = {1, 0};
-    const Prediction latency = predict_point(m, unit);
-    unit.intra = unit.inter = {0, 1};
-    const double bytes = predict_point(m, unit).seconds;
-    unit.intra = unit.inter = {0, 0};
-    unit.phase_overhead = 1;  // phases, each slowed by time-sharing like everything else
-    const double phases = predict_point(m, unit).seconds;
-    unit.phase_overhead = 0;
-    rows.push_back(
-        {latency.seconds / m.seconds, bytes / m.seconds, phases / m.seconds, 1 / m.seconds});
+// One point's features: the model's time with one parameter 1 and the others 0, each
+// relative to the measured time.
+Features features(const Measured& m, int cores) {
+  Features row{};
+  for (int i = 0; i < kParameters; ++i) {
+    Machine unit;
+    unit.cores_per_node = cores;
+    unit.intra = {i == 0 ? 1.0 : 0.0, i == 1 ? 1.0 : 0.0};
+    unit.inter = {i == 2 ? 1.0 : 0.0, i == 3 ? 1.0 : 0.0};
+    unit.phase_overhead = i == 4;  // phases, each slowed by time-sharing like everything else
+    row[i] = (i == 5 ? 1.0 : predict_point(m, unit).seconds) / m.seconds;
   }
+  return row;
+}
+
+// time = intra (alpha*A + beta*B) + inter (alpha*A + beta*B) + phase_overhead*phases +
+// call_overhead, with A and B the model's latency and byte terms on each kind of link; least
+// squares on relative error, refitting without any parameter that comes out negative. Points
+// on one node (the development machine) have no inter-node terms: inter takes intra's figures.
+Features fit_parameters(const std::vector<Measured>& points, int cores) {
+  std::vector<Features> rows;
+  for (const auto& m : points) rows.push_back(features(m, cores));
   // Columns scaled to unit RMS: the features differ by many orders of magnitude.
-  std::array<double, 4> scale{};
+  Features scale{};
   for (const auto& r : rows)
-    for (int i = 0; i < 4; ++i) scale[i] += r[i] * r[i];
-  for (double& v : scale) v = v > 0 ? std::sqrt(v / rows.size()) : 1;
+    for (int i = 0; i < kParameters; ++i) scale[i] += r[i] * r[i];
+  std::array<bool, kParameters> active{};
+  for (int i = 0; i < kParameters; ++i) {
+    active[i] = scale[i] > 0;
+    scale[i] = scale[i] > 0 ? std::sqrt(scale[i] / rows.size()) : 1;
+  }
   for (auto& r : rows)
-    for (int i = 0; i < 4; ++i) r[i] /= scale[i];
-  std::array<bool, 4> active{true, true, true, true};
-  std::array<double, 4> x{};
-  for (int attempt = 0; attempt < 4; ++attempt) {
+    for (int i = 0; i < kParameters; ++i) r[i] /= scale[i];
+  const bool one_node = !active[2] && !active[3];
+  Features x{};
+  for (int attempt = 0; attempt < kParameters; ++attempt) {
     x = solve_least_squares(rows, active);
     bool negative = false;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < kParameters; ++i)
       if (x[i] < 0) {
         active[i] = false;
         negative = true;
       }
     if (!negative) break;
   }
-  for (int i = 0; i < 4; ++i) x[i] = std::max(0.0, x[i]) / scale[i];
+  for (int i = 0; i < kParameters; ++i) x[i] = std::max(0.0, x[i]) / scale[i];
+  if (one_node) x[2] = x[0], x[3] = x[1];
   return x;
 }
 
@@ -238,16 +251,17 @@ int fit(const ModelOptions& o) {
                             {"source", fmt::format("fitted by a2av model --fit to {} points",
                                                    messages.size() + cells.size())},
                             {"intra", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
-                            {"inter", {{"alpha_s", x[0]}, {"beta_s_per_byte", x[1]}}},
-                            {"phase_overhead_s", x[2]},
-                            {"call_overhead_s", x[3]},
+                            {"inter", {{"alpha_s", x[2]}, {"beta_s_per_byte", x[3]}}},
+                            {"phase_overhead_s", x[4]},
+                            {"call_overhead_s", x[5]},
                             {"ranks_per_node", ranks_per_node},
                             {"cores_per_node", o.cores}};
   if (!cells.empty()) {
     Machine fitted;
-    fitted.intra = fitted.inter = {x[0], x[1]};
-    fitted.phase_overhead = x[2];
-    fitted.call_overhead = x[3];
+    fitted.intra = {x[0], x[1]};
+    fitted.inter = {x[2], x[3]};
+    fitted.phase_overhead = x[4];
+    fitted.call_overhead = x[5];
     fitted.cores_per_node = o.cores;
     const LinkCost cost = fit_shared_memory(cells, fitted);
     machine["shared_memory"] = {{"alpha_s", cost.alpha}, {"beta_s_per_byte", cost.beta}};
