@@ -10,15 +10,15 @@ import subprocess
 import sys
 
 root, build, out = sys.argv[1:4]
-specs = ["spread_out", "pairwise", "tuna:radix=2", "tuna:radix=8", "tuna_coalesced", "shared_memory", "auto"]
-sizes = [16, 256, 4096]
+specs = ["spread_out", "pairwise", "tuna:radix=2", "tuna:radix=8", "tuna_coalesced", "auto"]
+sizes = [256, 512, 1024]
 result = os.path.join(out, "smoke.json")
 os.makedirs(out, exist_ok=True)
 if os.path.exists(result):
     os.remove(result)
 env = dict(os.environ, A2AV_SIM_BUILD=build)
 run = subprocess.run(
-    ["bash", os.path.join(root, "scripts/simulate.sh"), "polaris", "64", "-m", "16:4096",
+    ["bash", os.path.join(root, "scripts/simulate.sh"), "polaris", "64", "-m", "256:1024",
      "--iterations", "1", "--warmup", "0", "--algorithms", ",".join(specs), "--json", result],
     env=env, capture_output=True, text=True, timeout=300)
 print(run.stdout[-3000:], run.stderr[-3000:], sep="\n")
@@ -32,11 +32,8 @@ for spec in ["MPI_Alltoallv"] + specs:
         assert (spec, size) in seen, f"no result for {spec} at {size} B"
 assert all(r["validated"] for r in rows), "a result was not validated"
 assert all(r["median_s"] > 0 for r in rows), "a simulated time of zero"
-# Simulated ranks share no memory: shared_memory falls back to spread_out, and auto avoids it.
-for r in rows:
-    if r["requested"] in ("shared_memory", "auto"):
-        assert r["algorithm"] != "shared_memory", f"{r['requested']} ran shared_memory"
-fallback = {r["algorithm"] for r in rows if r["requested"] == "shared_memory"}
-assert fallback == {"spread_out"}, f"shared_memory ran {fallback}"
+# Simulated ranks share no memory (and these span two nodes): auto must not pick shared_memory.
+chosen = {r["algorithm"] for r in rows if r["requested"] == "auto"}
+assert not any(a.startswith("shared_memory") for a in chosen), f"auto ran {chosen}"
 print(f"smoke: {len(rows)} simulated results validated at P = 64")
 print("1 passed, 0 failed")

@@ -26,6 +26,7 @@ SCHEMA = {
     "datatype_bytes": (int,),
     "iterations": (int,),
     "warmup": (int,),
+    "baseline": (bool,),
     "size": (int,),
     "max_block_bytes": (int,),
     "requested": (str,),
@@ -63,6 +64,8 @@ def record_problems(r):
         problems.append(f"ratio {r['ratio']}")
     if not r["validated"]:
         problems.append("not validated")
+    if not r["baseline"]:
+        problems.append("baseline false, yet these tests run MPI_Alltoallv")
     if baseline != (r["peak_temp_bytes"] is None) or baseline != (r["bound_bytes"] is None):
         problems.append("peak and bound must be null exactly for the baseline")
     elif not baseline and not 0 <= r["peak_temp_bytes"] <= r["bound_bytes"]:
