@@ -9,23 +9,32 @@ out="$root/docs/data/scale"
 mkdir -p "$out"
 bash "$root/scripts/simulate.sh" --build
 
-every="spread_out,scattered,pairwise,linear,vendor,tuna_coalesced,tuna_staggered"
-radices="2,4,8,sqrtP,P"
-# NAME | platform | ranks | SimGrid options | a2av bench arguments
+direct="spread_out,scattered,pairwise"
+hier="tuna_coalesced,tuna_staggered"
+probe_specs="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna_coalesced;tuna_staggered"
+# NAME | platform | ranks | SimGrid options | a2av bench arguments. The vendor's O(P^2)
+# concurrent messages are what the simulator pays for (docs/scale.md), so P = 1024 runs it at
+# one size per run without validation (validated in the run without it) and P = 4096 not at all.
+# *_probe runs use bench/scale_probe (O(P) setup per rank, where a2av bench's P x P matrix per
+# rank costs P^3 in all); their spec lists are ';'-separated. SimGrid's default collective
+# selector is slower than both MPIs' (a2av's own MPI_Allreduce and barriers use it), so every
+# run names one.
 runs=$(cat <<RUNS
-polaris_p64|polaris|64|--cfg=smpi/coll-selector:ompi|--algorithms $every,tuna --radix $radices -m 16:16384
-polaris_p256|polaris|256|--cfg=smpi/coll-selector:ompi|--algorithms $every,tuna --radix $radices -m 16:16384
-polaris_p64_mpich|polaris|64|--cfg=smpi/coll-selector:mpich|--algorithms tuna --radix 2,4,8 -m 16:16384
-polaris_p256_mpich|polaris|256|--cfg=smpi/coll-selector:mpich|--algorithms tuna --radix 2,4,16 -m 16:16384
-polaris_p256_normal|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
-polaris_p256_powerlaw|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
-polaris_p1024_nobase|polaris|1024||--no-baseline --algorithms tuna,scattered,tuna_coalesced,tuna_staggered --radix 2,4,8,32 -m 16:16384
-polaris_p4096|polaris|4096||--no-baseline --algorithms tuna,tuna_coalesced --radix 2,4,8,64 -m 16:256
-fugaku_p256|fugaku|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
-fattree_p256|fattree|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
+polaris_p64|polaris|64|--cfg=smpi/coll-selector:ompi|--algorithms spread_out,scattered,pairwise,linear,vendor,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
+polaris_p1024_vendor16|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms tuna:radix=2 -m 16:16 --no-validate --warmup 0
+polaris_p256|polaris|256|--cfg=smpi/coll-selector:ompi|--algorithms $direct,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
+polaris_p1024|polaris|1024|--cfg=smpi/coll-selector:ompi|--no-baseline --algorithms tuna,$hier --radix 2,4,8,sqrtP -m 16:16384
+polaris_p4096_probe|polaris|4096|--cfg=smpi/coll-selector:ompi|--specs $probe_specs;tuna:radix=64 --sizes 16,256
+polaris_p1024_probe|polaris|1024|--cfg=smpi/coll-selector:ompi|--specs $probe_specs;tuna:radix=32 --sizes 16,256
 ablation_p256_r2|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 2 --sizes 16,256,1024 --iterations 1
 ablation_p256_r16|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 16 --sizes 16,256,1024 --iterations 1
-polaris_p1024|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,8,32 -m 16:256
+polaris_p256_mpich|polaris|256|--cfg=smpi/coll-selector:mpich|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:16384
+polaris_p1024_vendor256|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms tuna:radix=2 -m 256:256 --no-validate --warmup 0
+fugaku_p256|fugaku|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
+fattree_p256|fattree|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
+polaris_p256_normal|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
+polaris_p256_powerlaw|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
+polaris_p1024_scattered|polaris|1024|--cfg=smpi/coll-selector:ompi|--no-baseline --algorithms tuna:radix=2,scattered -m 16:1024
 RUNS
 )
 
@@ -33,9 +42,11 @@ run_one() {
   local name="$1" platform="$2" ranks="$3" cfg="$4" args="$5"
   [[ -s "$out/$name.txt" ]] && return 0
   echo "scale_sweep: $name"
-  local program="" extra=(--iterations 1 --warmup 1 --json "$out/$name.json")
+  local program="" extra=(--iterations 1 --json "$out/$name.json")
+  [[ $args == *--warmup* ]] || extra+=(--warmup 1)
   # The textbook two-phase TuNA against a2av's (bench/tuna_ablation), text output only.
   [[ $name == ablation* ]] && program=bench/tuna_ablation extra=()
+  [[ $name == *_probe ]] && program=bench/scale_probe extra=(--json "$out/$name.json")
   # shellcheck disable=SC2086  # the argument lists are word lists
   A2AV_SIM_CFG="$cfg" A2AV_SIM_PROGRAM="$program" bash "$root/scripts/simulate.sh" \
     "$platform" "$ranks" $args "${extra[@]}" >"$out/$name.txt" 2>"$out/$name.log" ||

@@ -3,8 +3,10 @@
 
     scale_report.py DATA_DIR OUT_DIR
 
-Reads DATA_DIR/*.json (a2av bench --json from SimGrid SMPI runs) and prints Markdown tables:
-per run, every algorithm's simulated time and its ratio to MPI_Alltoallv; the best TuNA radix
+Reads DATA_DIR/*.json (a2av bench --json from SimGrid SMPI runs) and DATA_DIR/*.log (the
+wall time and peak memory simulate.sh prints) and prints Markdown tables: the cost of each
+simulation; per run, every algorithm's simulated time and its ratio to MPI_Alltoallv; a2av's
+best against MPI_Alltoallv side by side; hierarchical against flat TuNA; the best TuNA radix
 by platform, P and size. Writes OUT_DIR/scale-time.png (time against P per algorithm) and
 OUT_DIR/scale-radix.png (best radix, P x size).
 """
@@ -32,12 +34,73 @@ def load(data_dir):
     return runs
 
 
-def label(row):
+def selector(name):
+    return "MPICH" if "mpich" in name else "Open MPI"
+
+
+def label(row, name=""):
     """The spec as it ran, without the parameters every row shares (batch, block_count)."""
     spec = row["algorithm"]
+    if row["requested"] == BASELINE:
+        return f"{BASELINE} ({selector(name)} selector)" if name else BASELINE
     if spec.startswith("tuna:"):
         return "tuna r=" + re.search(r"radix=(\d+)", spec).group(1)
-    return spec.split(":")[0] if row["requested"] != BASELINE else BASELINE
+    return spec.split(":")[0]
+
+
+def cost_table(data_dir, runs):
+    lines = ["| run | P | points | wall (s) | peak memory (MiB) |", "| --- | --- | --- | --- | --- |"]
+    for name in sorted(runs):
+        log = os.path.join(data_dir, name + ".log")
+        found = re.search(r"wall ([\d.]+) s, peak memory (\d+) KiB", open(log).read()) \
+            if os.path.exists(log) else None
+        wall, peak = (found.group(1), f"{int(found.group(2)) / 1024:.0f}") if found else ("", "")
+        rows = runs[name]
+        lines.append(f"| {name} | {rows[0]['ranks']} | {len(rows)} | {wall} | {peak} |")
+    return "\n".join(lines) + "\n"
+
+
+def versus_vendor(runs):
+    """Per run with a baseline: a2av's fastest spec at each size against MPI_Alltoallv."""
+    lines = ["| run | P | selector | size | MPI_Alltoallv (us) | a2av best | its time (us) | speedup |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, rows in sorted(runs.items(), key=lambda kv: (kv[1][0]["ranks"], kv[0])):
+        base = {r["size"]: r["median_s"] for r in rows if r["requested"] == BASELINE}
+        for size in sorted(base):
+            ours = [r for r in rows if r["size"] == size and r["requested"] not in (BASELINE, "vendor")]
+            if not ours:
+                continue
+            best = min(ours, key=lambda r: r["median_s"])
+            lines.append(f"| {name} | {best['ranks']} | {selector(name)} | {size} | "
+                         f"{base[size] * 1e6:.1f} | {label(best)} | {best['median_s'] * 1e6:.1f} | "
+                         f"{base[size] / best['median_s']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+def hierarchical_table(runs):
+    """Best hierarchical TuNA against best flat TuNA, uniform patterns."""
+    best = defaultdict(dict)
+    for name, rows in runs.items():
+        for r in rows:
+            if r["pattern"] != "uniform":
+                continue
+            kind = label(r).split(" ")[0]
+            if kind in ("tuna", "tuna_coalesced", "tuna_staggered"):
+                key = (platform_of(name), r["ranks"], r["size"])
+                t = best[key].get(kind)
+                if t is None or r["median_s"] < t[0]:
+                    best[key][kind] = (r["median_s"], label(r))
+    lines = ["| platform | P | size | best flat TuNA (us) | tuna_coalesced (us) | tuna_staggered (us) | hierarchical / flat |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for key in sorted(best):
+        b = best[key]
+        if "tuna" not in b or not ({"tuna_coalesced", "tuna_staggered"} & set(b)):
+            continue
+        hier = min(v[0] for k, v in b.items() if k != "tuna")
+        cells = [f"{b[k][0] * 1e6:.1f}" if k in b else "" for k in ("tuna_coalesced", "tuna_staggered")]
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {b['tuna'][0] * 1e6:.1f} ({b['tuna'][1]}) | "
+                     + " | ".join(cells) + f" | {hier / b['tuna'][0]:.2f} |")
+    return "\n".join(lines) + "\n"
 
 
 def run_table(name, rows):
@@ -46,9 +109,11 @@ def run_table(name, rows):
     for r in rows:
         times[label(r)][r["size"]] = r["median_s"] * 1e6
     base = times.get(BASELINE)
+    first = label(rows[0])
     head = "| algorithm | " + " | ".join(f"{s} B" for s in sizes) + " |"
     lines = [f"**{name}** (P = {rows[0]['ranks']}, {rows[0]['pattern']}; simulated us"
-             + (", ratio to MPI_Alltoallv)" if base else ")"),
+             + (f", ratio to MPI_Alltoallv, {selector(name)} selector)" if base else
+                f", ratio to {first}; no MPI_Alltoallv)"),
              "", head, "|" + " --- |" * (len(sizes) + 1)]
     for alg, by_size in times.items():
         cells = []
@@ -56,8 +121,9 @@ def run_table(name, rows):
             t = by_size.get(s)
             if t is None:
                 cells.append("")
-            elif base and alg != BASELINE:
-                cells.append(f"{t:.1f} ({t / base[s]:.2f})")
+            elif alg != (BASELINE if base else first):
+                ref = (base or times[first]).get(s)
+                cells.append(f"{t:.1f} ({t / ref:.2f})" if ref else f"{t:.1f}")
             else:
                 cells.append(f"{t:.1f}")
         lines.append(f"| {alg} | " + " | ".join(cells) + " |")
@@ -108,14 +174,15 @@ def plot_time(runs, path, sizes=(16, 1024)):
                 continue
             for r in rows:
                 if r["pattern"] == "uniform" and r["size"] == size:
-                    alg = label(r)
-                    if "coll-selector" not in alg:
-                        series[alg].setdefault(r["ranks"], r["median_s"] * 1e6)
+                    series[label(r, name)].setdefault(r["ranks"], r["median_s"] * 1e6)
         for alg, points in sorted(series.items()):
-            if len(points) < 2 and alg != BASELINE:
+            vendor = alg.startswith(BASELINE)
+            if len(points) < 2 and not vendor:
                 continue
             ps = sorted(points)
-            style = dict(color="black", linewidth=2.5) if alg == BASELINE else {}
+            style = dict(color="black", linewidth=2.5) if vendor else {}
+            if vendor and "MPICH" in alg:
+                style = dict(color="gray", linewidth=2.5, linestyle="--")
             ax.plot(ps, [points[p] for p in ps], marker="o", label=alg, **style)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -156,6 +223,9 @@ def main():
         sys.exit(__doc__)
     data_dir, out_dir = sys.argv[1:]
     runs = load(data_dir)
+    print(cost_table(data_dir, runs))
+    print(versus_vendor(runs))
+    print(hierarchical_table(runs))
     for name, rows in runs.items():
         print(run_table(name, rows))
     best = best_radix(runs)

@@ -1,0 +1,177 @@
+// scale_probe: times a2av specs at rank counts where `a2av bench` cannot go in a simulation.
+// `a2av bench` builds the whole P x P count matrix on every rank (P^2 work per rank, P^3 in
+// all: at P = 4096 a quarter of an hour per matrix on one simulating core). Here each rank
+// draws only its own row and column, from a counter-based hash of (seed, sender, receiver),
+// so setup is O(P) per rank. Blocks are uniform in 0..S bytes, as TuNA's evaluation draws them
+// (fan-tuna-configurable-alltoallv.txt, Section V-A); every received byte is checked against
+// its encoding before timing. Output: the `results` records of a2av-bench JSON that
+// tools/scale_report.py reads (docs/scale.md).
+//
+//   smpirun -np 4096 ... scale_probe --specs "tuna:radix=2;tuna_coalesced" --sizes 16,256
+//           --json out.json
+#include <a2av/a2av.h>
+
+#include <fmt/core.h>
+#include <mpi.h>
+#ifdef A2AV_SIMULATION
+#undef exit  // SimGrid's smpicxx defines exit(x) as a macro, which breaks CLI11's App::exit
+#endif
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct Exchange {
+  int rank = 0, size = 1;
+  std::vector<MPI_Count> send_counts, recv_counts;
+  std::vector<MPI_Aint> send_displs, recv_displs;
+  std::vector<unsigned char> send, recv;
+};
+
+unsigned char encoding(int from, int to, std::int64_t k) {
+  return static_cast<unsigned char>(from * 131 + to * 31 + k * 7);
+}
+
+Exchange make_exchange(std::int64_t max_block, std::uint64_t seed) {
+  Exchange e;
+  MPI_Comm_rank(MPI_COMM_WORLD, &e.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &e.size);
+  auto block = [&](int from, int to) {
+    const auto cell = static_cast<std::uint64_t>(from) * e.size + to;
+    return static_cast<MPI_Count>(mix(seed * 0x9e3779b97f4a7c15ULL + cell) % (max_block + 1));
+  };
+  MPI_Aint sent = 0, received = 0;
+  for (int peer = 0; peer < e.size; ++peer) {
+    e.send_counts.push_back(block(e.rank, peer));
+    e.recv_counts.push_back(block(peer, e.rank));
+    e.send_displs.push_back(sent);
+    e.recv_displs.push_back(received);
+    sent += e.send_counts.back();
+    received += e.recv_counts.back();
+  }
+  e.send.resize(sent);
+  for (int peer = 0; peer < e.size; ++peer)
+    for (MPI_Count k = 0; k < e.send_counts[peer]; ++k)
+      e.send[e.send_displs[peer] + k] = encoding(e.rank, peer, k);
+  e.recv.resize(received);
+  return e;
+}
+
+bool all_bytes_right(const Exchange& e) {
+  bool right = true;
+  for (int peer = 0; peer < e.size && right; ++peer)
+    for (MPI_Count k = 0; k < e.recv_counts[peer] && right; ++k)
+      right = e.recv[e.recv_displs[peer] + k] == encoding(peer, e.rank, k);
+  int mine = right, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all;
+}
+
+void run(Exchange& e, const std::string& spec) {
+  const int rc = A2AV_Alltoallv_with(
+      spec.c_str(), e.send.data(), e.send_counts.data(), e.send_displs.data(), MPI_BYTE,
+      e.recv.data(), e.recv_counts.data(), e.recv_displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+  if (rc != A2AV_SUCCESS) {
+    fmt::print(stderr, "scale_probe: rank {}: {} returned {}\n", e.rank, spec,
+               A2AV_Error_string(rc));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+double timed(Exchange& e, const std::string& spec) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double start = MPI_Wtime();
+  run(e, spec);
+  double seconds = MPI_Wtime() - start;
+  MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+int ranks_per_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int size = 0;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  MPI_Bcast(&size, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return size;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  CLI::App app{"Times a2av specs with O(P) setup per rank (uniform 0..S blocks)"};
+  std::vector<std::string> specs{"tuna:radix=2", "tuna_coalesced"};
+  std::vector<std::int64_t> sizes{16, 1024};
+  int warmup = 1, iterations = 1;
+  std::uint64_t seed = 1;
+  std::string json;
+  app.add_option("--specs", specs, "a2av specs, separated by ';'")->delimiter(';');
+  app.add_option("--sizes", sizes, "max block bytes S, separated by ','")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30));
+  app.add_option("--warmup", warmup, "discarded calls per point")->check(CLI::NonNegativeNumber);
+  app.add_option("--iterations", iterations, "timed calls per point")->check(CLI::PositiveNumber);
+  app.add_option("--seed", seed, "seed of the block sizes");
+  app.add_option("--json", json, "write the records here (rank 0)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    MPI_Finalize();
+    return code;
+  }
+  const int per_node = ranks_per_node();
+  nlohmann::json results = nlohmann::json::array();
+  for (std::int64_t size : sizes) {
+    Exchange e = make_exchange(size, seed);
+    for (const std::string& spec : specs) {
+      std::fill(e.recv.begin(), e.recv.end(), 0);
+      run(e, spec);
+      const bool validated = all_bytes_right(e);
+      for (int i = 0; i < warmup; ++i) run(e, spec);
+      std::vector<double> times;
+      for (int i = 0; i < iterations; ++i) times.push_back(timed(e, spec));
+      if (e.rank != 0) continue;
+      fmt::print("P={} S={} {:<28} {:>10.1f} us{}\n", e.size, size, spec, median(times) * 1e6,
+                 validated ? "" : "  WRONG RESULT");
+      results.push_back({{"ranks", e.size},
+                         {"ranks_per_node", per_node},
+                         {"pattern", "uniform"},
+                         {"seed", seed},
+                         {"size", size},
+                         {"requested", spec},
+                         {"algorithm", spec},
+                         {"median_s", median(times)},
+                         {"validated", validated}});
+      if (!validated) MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && !json.empty())
+    std::ofstream(json) << nlohmann::json{{"schema", "a2av-scale-probe/1"}, {"results", results}}
+                        << "\n";
+  MPI_Finalize();
+  return 0;
+}
