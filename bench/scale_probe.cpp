@@ -148,13 +148,16 @@ int main(int argc, char** argv) {
     for (const std::string& spec : specs) {
       std::fill(e.recv.begin(), e.recv.end(), 0);
       run(e, spec);
+      const std::string ran = A2AV_Last_algorithm();  // rank 0's: auto's choice, parameters
+      long long peak = A2AV_Last_peak_bytes();
+      MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
       const bool validated = all_bytes_right(e);
       for (int i = 0; i < warmup; ++i) run(e, spec);
       std::vector<double> times;
       for (int i = 0; i < iterations; ++i) times.push_back(timed(e, spec));
       if (e.rank != 0) continue;
-      fmt::print("P={} S={} {:<28} {:>10.1f} us{}\n", e.size, size, spec, median(times) * 1e6,
-                 validated ? "" : "  WRONG RESULT");
+      fmt::print("P={} S={} {:<28} {:>10.1f} us  peak {} B  ran {}{}\n", e.size, size, spec,
+                 median(times) * 1e6, peak, ran, validated ? "" : "  WRONG RESULT");
       results.push_back({{"ranks", e.size},
                          {"ranks_per_node", per_node},
                          {"pattern", "uniform"},

@@ -41,6 +41,8 @@ def selector(name):
 def label(row, name=""):
     """The spec as it ran, without the parameters every row shares (batch, block_count)."""
     spec = row["algorithm"]
+    if row["requested"] == "auto":
+        return "auto"
     if row["requested"] == BASELINE:
         return f"{BASELINE} ({selector(name)} selector)" if name else BASELINE
     if spec.startswith("tuna:"):
@@ -139,7 +141,7 @@ def best_radix(runs):
     best = {}
     for name, rows in runs.items():
         for r in rows:
-            if r["pattern"] != "uniform" or not r["algorithm"].startswith("tuna:"):
+            if r["pattern"] != "uniform" or not label(r).startswith("tuna r="):
                 continue
             radix = int(re.search(r"radix=(\d+)", r["algorithm"]).group(1))
             key = (platform_of(name), r["ranks"], r["size"])

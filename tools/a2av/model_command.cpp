@@ -91,14 +91,18 @@ std::vector<Measured> read_points(const std::vector<std::string>& files) {
   for (const auto& file : files) {
     std::ifstream in(file);
     if (!in) throw std::invalid_argument(fmt::format("cannot read {}", file));
-    const auto doc = nlohmann::json::parse(in);
-    for (const auto& r : doc.at("results")) {
-      const std::string spec = r.at("algorithm");
-      if (spec == "MPI_Alltoallv" || r.at("requested") == "auto") continue;
-      points.push_back({spec, r.at("ranks"), r.at("ranks_per_node"),
-                        r.at("size").get<std::int64_t>() / r.at("datatype_bytes").get<int>() *
-                            r.at("datatype_bytes").get<int>(),
-                        r.at("pattern"), r.at("seed"), r.at("median_s")});
+    try {
+      const auto doc = nlohmann::json::parse(in);
+      for (const auto& r : doc.at("results")) {
+        const std::string spec = r.at("algorithm");
+        if (spec == "MPI_Alltoallv" || r.at("requested") == "auto") continue;
+        const int element = r.value("datatype_bytes", 1);  // scale_probe records are bytes
+        points.push_back({spec, r.at("ranks"), r.at("ranks_per_node"),
+                          r.at("size").get<std::int64_t>() / element * element, r.at("pattern"),
+                          r.at("seed"), r.at("median_s")});
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw std::invalid_argument(fmt::format("{}: not a2av bench JSON: {}", file, e.what()));
     }
   }
   return points;
