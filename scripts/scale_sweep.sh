@@ -11,30 +11,33 @@ bash "$root/scripts/simulate.sh" --build
 
 direct="spread_out,scattered,pairwise"
 hier="tuna_coalesced,tuna_staggered"
-probe_specs="tuna:radix=2;tuna:radix=4;tuna:radix=8;tuna_coalesced;tuna_staggered"
+flat="tuna:radix=2;tuna:radix=4;tuna:radix=8"  # scale_probe lists: ';'-separated
+hier_probe="tuna_coalesced;tuna_staggered"
+ompi=--cfg=smpi/coll-selector:ompi
+mpich=--cfg=smpi/coll-selector:mpich
 # NAME | platform | ranks | SimGrid options | a2av bench arguments. The vendor's O(P^2)
-# concurrent messages are what the simulator pays for (docs/scale.md), so P = 1024 runs it at
-# one size per run without validation (validated in the run without it) and P = 4096 not at all.
+# concurrent messages are what the simulator pays for (docs/scale.md): at P = 1024 only the
+# MPICH selector's (32 messages in flight per rank; Open MPI's posts all 1023 at once, which
+# did not finish), at one size without validation (validated in the run without it), and
+# at P = 4096 not at all.
 # *_probe runs use bench/scale_probe (O(P) setup per rank, where a2av bench's P x P matrix per
 # rank costs P^3 in all); their spec lists are ';'-separated. SimGrid's default collective
 # selector is slower than both MPIs' (a2av's own MPI_Allreduce and barriers use it), so every
 # run names one.
 runs=$(cat <<RUNS
-polaris_p64|polaris|64|--cfg=smpi/coll-selector:ompi|--algorithms spread_out,scattered,pairwise,linear,vendor,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
-polaris_p1024_vendor16|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms tuna:radix=2 -m 16:16 --no-validate --warmup 0
-polaris_p256|polaris|256|--cfg=smpi/coll-selector:ompi|--algorithms $direct,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
-polaris_p1024|polaris|1024|--cfg=smpi/coll-selector:ompi|--no-baseline --algorithms tuna,$hier --radix 2,4,8,sqrtP -m 16:16384
-polaris_p4096_probe|polaris|4096|--cfg=smpi/coll-selector:ompi|--specs $probe_specs;tuna:radix=64 --sizes 16,256
-polaris_p1024_probe|polaris|1024|--cfg=smpi/coll-selector:ompi|--specs $probe_specs;tuna:radix=32 --sizes 16,256
-ablation_p256_r2|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 2 --sizes 16,256,1024 --iterations 1
-ablation_p256_r16|polaris|256|--cfg=smpi/coll-selector:ompi|--radix 16 --sizes 16,256,1024 --iterations 1
-polaris_p256_mpich|polaris|256|--cfg=smpi/coll-selector:mpich|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:16384
-polaris_p1024_vendor256|polaris|1024|--cfg=smpi/coll-selector:ompi|--algorithms tuna:radix=2 -m 256:256 --no-validate --warmup 0
-fugaku_p256|fugaku|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
-fattree_p256|fattree|256|--cfg=smpi/coll-selector:ompi|--algorithms scattered,tuna_coalesced,tuna --radix 2,4,16,P -m 16:16384
-polaris_p256_normal|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
-polaris_p256_powerlaw|polaris|256|--cfg=smpi/coll-selector:ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 16:4096
-polaris_p1024_scattered|polaris|1024|--cfg=smpi/coll-selector:ompi|--no-baseline --algorithms tuna:radix=2,scattered -m 16:1024
+polaris_p64|polaris|64|$ompi|--algorithms spread_out,scattered,pairwise,linear,vendor,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
+polaris_p256|polaris|256|$ompi|--algorithms $direct,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
+polaris_p1024|polaris|1024|$ompi|--no-baseline --algorithms tuna,$hier --radix 2,4,8,sqrtP -m 16:16384
+polaris_p1024_mpich16|polaris|1024|$mpich|--algorithms tuna:radix=2,tuna_coalesced -m 16:16 --no-validate --warmup 0
+polaris_p4096_probe|polaris|4096|$ompi|--specs $flat;tuna:radix=64;$hier_probe --sizes 16,256
+ablation_p256_r2|polaris|256|$ompi|--radix 2 --sizes 16,256,1024 --iterations 1
+fugaku_p256_probe|fugaku|256|$ompi|--specs MPI_Alltoallv;scattered;$flat;tuna:radix=16;tuna:radix=256;$hier_probe --sizes 16,1024,16384
+fattree_p256_probe|fattree|256|$ompi|--specs MPI_Alltoallv;scattered;$flat;tuna:radix=16;tuna:radix=256;$hier_probe --sizes 16,1024,16384
+polaris_p256_mpich_probe|polaris|256|$mpich|--specs MPI_Alltoallv;scattered;$flat;tuna:radix=16;$hier_probe --sizes 16,1024,16384
+polaris_p256_normal|polaris|256|$ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 1024:1024
+polaris_p256_powerlaw|polaris|256|$ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 1024:1024
+polaris_p1024_probe|polaris|1024|$ompi|--specs $flat;tuna:radix=32;$hier_probe --sizes 16,256
+ablation_p256_r16|polaris|256|$ompi|--radix 16 --sizes 16,256,1024 --iterations 1
 RUNS
 )
 
