@@ -7,12 +7,13 @@
 # build-sim/, places A2AV_SIM_RANKS_PER_NODE ranks (default 32) on each host in order, and
 # prints the wall time and peak memory of the simulation. Exits non-zero when the simulated
 # program fails or SimGrid reports a deadlock (smpirun itself exits 0 then).
-# A2AV_SIM_CFG adds SimGrid options, e.g. "--cfg=smpi/coll-selector:mpich"; A2AV_SIM_BUILD
+# A2AV_SIM_CFG adds SimGrid options, e.g. "--cfg=smpi/coll-selector:mpich" (the default
+# is Open MPI's selector); A2AV_SIM_BUILD
 # names another build folder; A2AV_SIM_PROGRAM runs another program of that build (given as
 # its path under the build folder, e.g. bench/tuna_ablation) instead of `a2av bench`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,14p' "$0"; exit 2; }
+[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,15p' "$0"; exit 2; }
 
 build="${A2AV_SIM_BUILD:-$root/build-sim}"
 bash "$root/scripts/install-deps.sh"
@@ -49,11 +50,15 @@ PY
 # the library is static in this build). Copies go to TMPDIR (smpirun's -tmpdir is broken in
 # 3.32). Raw contexts, SimGrid's fastest, run every rank on one thread.
 export TMPDIR="$work"
+# SimGrid's default collectives are slower than either MPI's, and a2av's own allreduce and
+# barriers run on them: Open MPI's selector unless A2AV_SIM_CFG names one.
+selector=(--cfg=smpi/coll-selector:ompi)
+[[ ${A2AV_SIM_CFG:-} == *coll-selector* ]] && selector=()
 status=0
 /usr/bin/time -f "simulate.sh: wall %e s, peak memory %M KiB" \
   smpirun -np "$ranks" -platform "$platform" -hostfile "$work/hosts" \
   --cfg=smpi/privatization:dlopen --cfg=contexts/factory:raw --log=root.thres:critical \
-  ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
+  "${selector[@]}" ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
 grep -v '^\[' "$work/log" >&2 || true
 if grep -q "Deadlock\|did not return 0" "$work/log"; then
   grep -m5 "Deadlock\|did not return 0" "$work/log" >&2
