@@ -8,12 +8,12 @@
 # prints the wall time and peak memory of the simulation. Exits non-zero when the simulated
 # program fails or SimGrid reports a deadlock (smpirun itself exits 0 then).
 # A2AV_SIM_CFG adds SimGrid options, e.g. "--cfg=smpi/coll-selector:mpich" (the default
-# is Open MPI's selector); A2AV_SIM_BUILD
-# names another build folder; A2AV_SIM_PROGRAM runs another program of that build (given as
-# its path under the build folder, e.g. bench/tuna_ablation) instead of `a2av bench`.
+# is Open MPI's selector); A2AV_SIM_BUILD names another build folder; A2AV_SIM_PROGRAM runs
+# another program of that build (its path under the build folder, e.g. bench/scale_probe or
+# bench/tuna_ablation) instead of `a2av bench`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,15p' "$0"; exit 2; }
+[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,14p' "$0"; exit 2; }
 
 build="${A2AV_SIM_BUILD:-$root/build-sim}"
 bash "$root/scripts/install-deps.sh"
