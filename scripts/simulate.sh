@@ -13,7 +13,7 @@
 # bench/tuna_ablation) instead of `a2av bench`.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,14p' "$0"; exit 2; }
+[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,13p' "$0"; exit 2; }
 
 build="${A2AV_SIM_BUILD:-$root/build-sim}"
 bash "$root/scripts/install-deps.sh"
