@@ -166,7 +166,7 @@ def radix_table(best):
     return "\n".join(out)
 
 
-def plot_time(runs, path, sizes=(16, 1024)):
+def plot_time(runs, path, sizes=(16, 256)):
     """Simulated time against P on the Polaris-like platform, uniform blocks."""
     fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
     for ax, size in zip(axes[0], sizes):
