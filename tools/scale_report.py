@@ -137,17 +137,18 @@ def platform_of(name):
 
 
 def best_radix(runs):
-    """(platform, P, size) -> (radix, time) of the fastest flat TuNA, uniform runs only."""
-    best = {}
+    """(platform, P, size) -> (radix, time) of the fastest flat TuNA, uniform runs only, where
+    at least two radices ran."""
+    tried = defaultdict(dict)
     for name, rows in runs.items():
         for r in rows:
             if r["pattern"] != "uniform" or not label(r).startswith("tuna r="):
                 continue
             radix = int(re.search(r"radix=(\d+)", r["algorithm"]).group(1))
-            key = (platform_of(name), r["ranks"], r["size"])
-            if key not in best or r["median_s"] < best[key][1]:
-                best[key] = (radix, r["median_s"])
-    return best
+            times = tried[(platform_of(name), r["ranks"], r["size"])]
+            times[radix] = min(times.get(radix, math.inf), r["median_s"])
+    return {key: min(((radix, t) for radix, t in times.items()), key=lambda rt: rt[1])
+            for key, times in tried.items() if len(times) >= 2}
 
 
 def radix_table(best):
