@@ -21,7 +21,7 @@ struct Exchange {
   MemoryTracker& memory;          // charge every temporary buffer here
   Mismatch& mismatch;             // count disagreements seen while data moved
   const Call& call;               // the user's arguments (for the vendor call)
-  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (direct algorithms only)
+  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (AlgorithmInfo::announce)
 };
 
 // Resolved parameters of one algorithm, by key.
@@ -41,8 +41,9 @@ void run_tuna_staggered(const Exchange&, const Params&);
 
 // In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
 // while its peers run the algorithm. The message-based ones share announce_error.
-using AnnounceFn = void (*)(const CommContext&, int code, PeerErrors&);
-void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers);
+using AnnounceFn = void (*)(const CommContext&, const Params&, int code, PeerErrors&);
+void announce_error_shared_memory(const CommContext& ctx, const Params&, int code,
+                                  PeerErrors& peers);
 
 // The largest block shared_memory passes through a cell at P = size (A2AV_SHM_BYTES on this
 // rank); -1 where it has no cells.

@@ -151,14 +151,14 @@ SpecRef resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
   return cached_spec(choice.spec);
 }
 
-// The direct algorithm that runs when errors can be agreed in band (core/p2p.hpp,
-// PeerErrors): the spec names one, or auto picks one from P alone. Null when the ranks must
-// agree before data moves: validation, MPI_IN_PLACE (a swap cannot be undone), and any
-// algorithm or choice that needs the agreed statistics.
+// The algorithm that runs when errors can be agreed in band (docs/errors.md): the spec names
+// one that can, or auto picks one from P alone. Null when the ranks must agree before data
+// moves: validation, MPI_IN_PLACE (a swap cannot be undone), and any algorithm or choice that
+// needs the agreed statistics.
 SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& call,
                        bool validating) {
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
-  if (spec->algorithm->run) return spec->algorithm->direct ? spec : nullptr;
+  if (spec->algorithm->run) return spec->algorithm->agrees_in_band(spec->params, ctx) ? spec : nullptr;
   if (choice_needs_statistics(ctx.size)) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
   A2AV_THREAD_LOCAL int size = 0, node_size = 0;
@@ -168,7 +168,7 @@ SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& 
     size = ctx.size;
     node_size = ctx.node_size;
   }
-  return chosen->algorithm->direct ? chosen : nullptr;
+  return chosen->algorithm->agrees_in_band(chosen->params, ctx) ? chosen : nullptr;
 }
 
 }  // namespace
@@ -208,14 +208,21 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
   static const bool validate_env = env_flag("A2AV_VALIDATE");
   const bool validating = validate || spec->validate || validate_env;
-  SpecRef direct = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
-  if (direct && status.code) {
+  // vendor keeps MPI's semantics: an argument error is this rank's alone, found before the
+  // vendor call, with no agreement (docs/errors.md); validation agrees.
+  if (in_band_allowed && spec->algorithm->run == run_vendor && !validating) {
+    if (status.code) throw Error(status.code, status.message);
+    out.spec = std::move(spec);
+    return;
+  }
+  SpecRef in_band = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
+  if (in_band && status.code) {
     PeerErrors peers;
-    direct->algorithm->announce(ctx, status.code, peers);
+    in_band->algorithm->announce(ctx, in_band->params, status.code, peers);
     throw Error(std::max(status.code, peers.code()), status.message);
   }
-  if (direct) {
-    out.spec = std::move(direct);
+  if (in_band) {
+    out.spec = std::move(in_band);
     out.in_band = true;
     return;
   }

@@ -15,8 +15,17 @@ namespace {
 constexpr std::int64_t kNoLimit = INT_MAX;
 
 // In-band agreement of the message-based direct algorithms (core/p2p.hpp).
-void announce_by_messages(const CommContext& ctx, int code, PeerErrors& peers) {
+void announce_by_messages(const CommContext& ctx, const Params&, int code, PeerErrors& peers) {
   announce_error(ctx.comm, code, peers);
+}
+
+// The hierarchical variants agree in band where they run flat TuNA: one node, or nodes they
+// cannot use (tuna_hierarchical.cpp). Across nodes their node-local size exchange and the
+// inter-node phase carry no error codes yet, so the ranks agree before.
+bool hierarchical_in_band(const Params& p, const CommContext& ctx) {
+  const int q = hierarchical_node_size(p.at("ranks_per_node"), ctx.size, ctx.node_size,
+                                       ctx.uniform_nodes);
+  return q == 0 || q == ctx.size;
 }
 
 std::int64_t no_memory(const BoundInput&, const Params&) {
@@ -25,18 +34,15 @@ std::int64_t no_memory(const BoundInput&, const Params&) {
 
 std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
   if (in.size == 1) return 0;
-  const int radix = tuna_radix(p.at("radix"), in.size);
-  return tuna_memory_bound(in.size, radix, tuna_batch(p.at("batch"), radix), in.max_block);
+  return tuna_memory_bound(in.size, tuna_shape(p, in.size), in.max_block);
 }
 
 std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
   const int q = hierarchical_node_size(p.at("ranks_per_node"), in.size, in.node_size, true);
-  if (q == 0) return tuna_bound(in, p);
+  if (q == 0 || q == in.size) return tuna_bound(in, p);
   const int nodes = in.size / q;
-  const int radix = tuna_radix(p.at("radix"), q);
   const std::int64_t phase1 =
-      q == 1 ? 0
-             : tuna_memory_bound(q, radix, tuna_batch(p.at("batch"), radix), nodes * in.max_block);
+      q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * in.max_block);
   return in.send_total + in.size * in.max_block + phase1;
 }
 
@@ -44,6 +50,10 @@ const ParamSpec kRadix{"radix", 2, kNoLimit, 0,
                        "base of the rounds, 2..P (larger is clamped to P); default ceil(sqrt(P))"};
 const ParamSpec kBatch{"batch", 1, kNoLimit, 0,
                        "rounds of one digit in flight at once; default radix-1 (all)"};
+// The paper finds r = P (every block direct) best above 8 KiB on Polaris (Section V-B,
+// Figure 7); so by default blocks above 8 KiB skip the rounds.
+const ParamSpec kDirectAbove{"direct_above", 0, std::int64_t{1} << 62, 8192,
+                             "blocks larger than this many bytes travel directly, not in rounds"};
 const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8,
                             "peers (nodes for hierarchical) per batch"};
 const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0,
@@ -85,41 +95,46 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
        {},
        run_linear,
        no_memory,
-       true,
        announce_by_messages},
       {"spread_out",
        "all nonblocking, round-robin peers",
        {},
        run_spread_out,
        no_memory,
-       true,
        announce_by_messages},
       {"scattered",
        "spread-out in batches of block_count",
        {kBlockCount},
        run_scattered,
        no_memory,
-       true,
        announce_by_messages},
-      {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory, true, announce_by_messages},
+      {"pairwise", "P-1 sendrecv steps", {}, run_pairwise, no_memory, announce_by_messages},
       {"shared_memory",
        "ranks on one node: small blocks through shared-memory cells, large ones direct",
        {},
        run_shared_memory,
        no_memory,
-       true,
        announce_error_shared_memory},
-      {"tuna", "tunable-radix logarithmic rounds", {kRadix, kBatch}, run_tuna, tuna_bound},
+      {"tuna",
+       "tunable-radix logarithmic rounds",
+       {kRadix, kBatch, kDirectAbove},
+       run_tuna,
+       tuna_bound,
+       announce_error_tuna},
       {"tuna_coalesced",
        "hierarchical TuNA, coalesced inter-node phase",
-       {kRadix, kBatch, kBlockCount, kRanksPerNode},
+       {kRadix, kBatch, kDirectAbove, kBlockCount, kRanksPerNode},
        run_tuna_coalesced,
-       hierarchical_bound},
+       hierarchical_bound,
+       announce_error_tuna,
+       hierarchical_in_band},
       {"tuna_staggered",
        "hierarchical TuNA, staggered inter-node phase",
-       {kRadix, kBatch, kBlockCount, kRanksPerNode},
+       {kRadix, kBatch, kDirectAbove, kBlockCount, kRanksPerNode},
        run_tuna_staggered,
-       hierarchical_bound},
+       hierarchical_bound,
+       announce_error_tuna,
+       hierarchical_in_band},
   };
   return table;
 }

@@ -32,10 +32,16 @@ struct AlgorithmInfo {
   std::vector<ParamSpec> params;
   AlgorithmFn run;  // null for "auto", which is resolved before running
   std::int64_t (*memory_bound)(const BoundInput&, const Params&);
-  // Sends each peer its block in a single phase (linear, spread_out, scattered, pairwise,
-  // shared_memory), so errors can be agreed in band (core/p2p.hpp, PeerErrors).
-  bool direct = false;
-  AnnounceFn announce = nullptr;  // a direct algorithm's agreement for a rank that failed
+  // How a rank that rejected its arguments takes part while its peers run the algorithm,
+  // so that errors are agreed in band (docs/errors.md); null where the ranks agree before
+  // (an allreduce), or, for vendor, not at all (MPI's semantics).
+  AnnounceFn announce = nullptr;
+  // Where only some layouts agree in band (hierarchical TuNA); null: all do.
+  bool (*in_band_on)(const Params&, const CommContext&) = nullptr;
+
+  bool agrees_in_band(const Params& params, const CommContext& ctx) const {
+    return announce && (!in_band_on || in_band_on(params, ctx));
+  }
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();

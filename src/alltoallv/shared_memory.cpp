@@ -238,7 +238,8 @@ void run_shared_memory(const Exchange& ex, const Params& params) {
   if (!requests.empty()) requests.wait_all(ex.mismatch);  // MPI_Waitall of nothing costs too
 }
 
-void announce_error_shared_memory(const CommContext& ctx, int code, PeerErrors& peers) {
+void announce_error_shared_memory(const CommContext& ctx, const Params&, int code,
+                                  PeerErrors& peers) {
   Cells* cells = Cells::of(ctx);
   if (!cells) return announce_error(ctx.comm, code, peers);
   for (int peer = 0; peer < ctx.size; ++peer) {

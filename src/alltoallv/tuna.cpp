@@ -29,6 +29,25 @@ namespace {
 
 using Header = std::int64_t;
 
+// Tags. The direct block's last piece carries kDirectTag (earlier pieces and error codes use
+// the in-band tags of core/p2p.cpp, 1 and >= 16). One peer sends this rank at most one
+// round's messages, so tags need not tell rounds apart.
+constexpr int kDirectTag = 0;
+constexpr int kForwardedTag = 2;
+constexpr int kLargeTag = 3;
+
+// Header words before the block sizes (tuna_header_words): the message's total length and
+// what the sender knows of failed ranks (code, rank).
+enum : std::size_t { kTotal, kKnownCode, kKnownRank, kFixedWords };
+static_assert(tuna_header_words(0) == kFixedWords);
+
+// A block of more than `direct_above` bytes does not enter forwarded messages: it travels
+// from the send buffer to the receive buffer in a message of its own, and forwarded
+// messages carry in its place the marker -(bytes + 1), so the receiver learns from the
+// sender's own count that it comes, and how long it is.
+constexpr std::int64_t large_marker(std::int64_t bytes) { return -(bytes + 1); }
+constexpr std::int64_t marked_bytes(std::int64_t marker) { return -marker - 1; }
+
 // Where the block a rank holds at `distance` lives before a round of digit `digit`.
 struct Holder {
   bool from_send;  // still at its source (all lower digits zero)
@@ -43,29 +62,37 @@ const std::vector<TunaRound>& cached_rounds(int size, int radix) {
   return it->second;
 }
 
-// The state of one rank's run: the store and the buffers of the rounds in flight.
+// The state of one rank's run: the store, the buffers of the rounds in flight, the large
+// blocks' messages, and what this rank knows of failed ranks.
 class TunaRun {
  public:
-  TunaRun(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv, int radix,
+  TunaRun(const CommContext& group, const TunaBlocks& blocks, const TunaOptions& options,
           MemoryTracker& memory, Mismatch& mismatch)
       : g_(group),
-        send_(send),
-        recv_(recv),
-        radix_(radix),
+        send_(blocks.send),
+        recv_(blocks.recv),
+        o_(options),
         memory_(memory),
         mismatch_(mismatch),
+        direct_(options.peers),
         store_(group.size),
-        stored_bytes_(group.size, 0) {}
+        stored_bytes_(group.size, 0) {
+    if (o_.failed_code) o_.peers->note(o_.rank_offset + g_.rank, o_.failed_code);
+  }
 
   void run(int batch) {
-    const auto& rounds = cached_rounds(g_.size, radix_);
+    const auto& rounds = cached_rounds(g_.size, o_.radix);
     const int me = g_.rank;
-    if (send_.bytes[me] > 0) std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
+    if (!o_.failed_code && send_.bytes[me] > 0)
+      std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
+    send_large_blocks(rounds);
     for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
+    large_.wait_all(mismatch_);
   }
 
  private:
   int mod(int value) const { return ((value % g_.size) + g_.size) % g_.size; }
+  bool large(std::int64_t bytes) const { return bytes > o_.direct_above; }
 
   // The block this rank holds at `distance` before a round on `digit`.
   // place = radix^digit of the round, its distance / value.
@@ -74,94 +101,134 @@ class TunaRun {
     return {false, -1};
   }
 
+  // Bytes of the block held at `distance`, or its large-block marker.
   std::int64_t held_bytes(int distance, int place) const {
     const Holder h = holder(distance, place);
-    return h.from_send ? send_.bytes[h.peer] : stored_bytes_[distance];
+    if (!h.from_send) return stored_bytes_[distance];
+    const std::int64_t bytes = o_.failed_code ? 0 : send_.bytes[h.peer];
+    return large(bytes) ? large_marker(bytes) : bytes;
   }
   const std::byte* held_data(int distance, int place) const {
     const Holder h = holder(distance, place);
     return h.from_send ? send_.at(h.peer) : store_[distance].data();
   }
 
-  // The message: its total length, one size per forwarded block, then the blocks, in
-  // distance order. The length lets a receiver finish messages split into pieces.
+  // Large blocks leave at once, before the rounds, each in a message of its own; the direct
+  // block of each round (a distance with one nonzero digit) goes in its round as before.
+  void send_large_blocks(const std::vector<TunaRound>& rounds) {
+    if (o_.failed_code) return;
+    for (int d = 1; d < g_.size; ++d) {
+      const int to = mod(g_.rank + d);
+      if (large(send_.bytes[to]) && !is_round_distance(rounds, d))
+        large_.isend(send_.at(to), send_.bytes[to], to, kLargeTag, g_.comm);
+    }
+  }
+  static bool is_round_distance(const std::vector<TunaRound>& rounds, int d) {
+    for (const TunaRound& r : rounds)
+      if (r.distance == d) return true;
+    return false;
+  }
+
+  // The message: header words, one size (or large-block marker) per forwarded block, then
+  // the blocks, in distance order. The length lets a receiver finish messages split into
+  // pieces.
   void pack(const TunaRound& round, TempBuffer& out) {
     const std::size_t n = round.forwarded.size();
-    std::int64_t total = static_cast<std::int64_t>((n + 1) * sizeof(Header));
+    std::int64_t total = static_cast<std::int64_t>((kFixedWords + n) * sizeof(Header));
     const int place = round.distance / round.value;
-    for (int d : round.forwarded) total += held_bytes(d, place);
+    for (int d : round.forwarded) total += std::max<std::int64_t>(0, held_bytes(d, place));
     out.grow(total);
     auto* header = reinterpret_cast<Header*>(out.data());
-    header[0] = total;
-    std::byte* at = out.data() + (n + 1) * sizeof(Header);
+    header[kTotal] = total;
+    header[kKnownCode] = o_.peers ? o_.peers->code() : 0;
+    header[kKnownRank] = o_.peers ? o_.peers->rank() : -1;
+    std::byte* at = out.data() + (kFixedWords + n) * sizeof(Header);
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
-      header[i + 1] = held_bytes(d, place);
-      if (header[i + 1] > 0) std::memcpy(at, held_data(d, place), header[i + 1]);
-      at += header[i + 1];
+      const std::int64_t bytes = held_bytes(d, place);
+      header[kFixedWords + i] = bytes;
+      if (bytes > 0) std::memcpy(at, held_data(d, place), bytes);
+      at += std::max<std::int64_t>(0, bytes);
     }
     packed_bytes_ = total;
   }
 
+  // A block that has arrived (no higher digits left), `size` bytes or a large-block marker.
+  void deliver(int source, std::int64_t size, const std::byte* data) {
+    const bool marked = size < 0;
+    const std::int64_t bytes = marked ? marked_bytes(size) : size;
+    const bool expected = !o_.failed_code && bytes == recv_.bytes[source];
+    if (!o_.failed_code && !expected)
+      mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
+                                 o_.rank_offset + source, bytes, recv_.bytes[source]));
+    if (marked && expected) large_.irecv(recv_.at(source), bytes, source, kLargeTag, g_.comm);
+    if (marked && !expected) drop_pieces(bytes, source, kLargeTag, g_.comm);
+    if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);
+  }
+
   // Puts each block of a received message where it belongs: the receive buffer if it has
-  // arrived (no higher digits left), else the store.
+  // arrived, else the store; and learns what the sender knew of failed ranks.
   void unpack(const TunaRound& round, const std::byte* message, std::int64_t bytes) {
     const std::size_t n = round.forwarded.size();
-    const auto* header = reinterpret_cast<const Header*>(message) + 1;
-    const std::byte* at = message + (n + 1) * sizeof(Header);
-    const std::int64_t span = std::int64_t{round.distance / round.value} * radix_;
-    std::int64_t used = static_cast<std::int64_t>((n + 1) * sizeof(Header));
+    std::int64_t used = static_cast<std::int64_t>((kFixedWords + n) * sizeof(Header));
     if (bytes < used) fail(A2AV_ERR_MPI, "tuna: truncated round message ({} bytes)", bytes);
+    const auto* header = reinterpret_cast<const Header*>(message);
+    if (header[kKnownCode] > 0 && o_.peers)
+      o_.peers->learn(static_cast<int>(header[kKnownRank]), static_cast<int>(header[kKnownCode]));
+    const std::byte* at = message + used;
+    const std::int64_t span = std::int64_t{round.distance / round.value} * o_.radix;
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
-      const std::int64_t size = header[i];
-      used += size;
-      if (size < 0 || used > bytes) fail(A2AV_ERR_MPI, "tuna: corrupt round message");
+      const std::int64_t size = header[kFixedWords + i];
+      const std::int64_t inline_bytes = std::max<std::int64_t>(0, size);
+      used += inline_bytes;
+      if (used > bytes || (size < 0 && !large(marked_bytes(size))))
+        fail(A2AV_ERR_MPI, "tuna: corrupt round message");
       if (d < span) {
-        const int source = mod(g_.rank - d);
-        if (size != recv_.bytes[source])
-          mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                     source, size, recv_.bytes[source]));
-        else if (size > 0)
-          std::memcpy(recv_.at(source), at, size);
+        deliver(mod(g_.rank - d), size, at);
       } else {
-        if (store_[d].capacity() < size) {
-          store_[d] = TempBuffer(memory_, size);
-        }
-        if (size > 0) std::memcpy(store_[d].data(), at, size);
+        if (store_[d].capacity() < inline_bytes) store_[d] = TempBuffer(memory_, inline_bytes);
+        if (inline_bytes > 0) std::memcpy(store_[d].data(), at, inline_bytes);
         stored_bytes_[d] = size;
       }
-      at += size;
+      at += inline_bytes;
     }
   }
 
   void run_batch(const std::vector<TunaRound>& rounds, std::size_t first, std::size_t last) {
     const std::size_t count = last - first;
     if (staging_.size() < count) staging_.resize(count);
-    Requests requests;
+    Requests requests;  // forwarded messages: every piece tagged kForwardedTag
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
       const int to = mod(g_.rank + round.distance), from = mod(g_.rank - round.distance);
-      const int tag = static_cast<int>(2 * i);
-      requests.irecv(recv_.at(from), recv_.bytes[from], from, tag, g_.comm);
-      requests.isend(send_.at(to), send_.bytes[to], to, tag, g_.comm);
+      post_direct(to, from);
       if (round.forwarded.empty()) continue;
       if (!staging_[i].send.capacity()) staging_[i].send.attach(memory_);
       pack(round, staging_[i].send);
-      requests.isend(staging_[i].send.data(), packed_bytes_, to, tag + 1, g_.comm);
+      requests.isend(staging_[i].send.data(), packed_bytes_, to, kForwardedTag, g_.comm);
     }
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
-      if (round.forwarded.empty()) continue;
-      receive_forwarded(round, static_cast<int>(2 * i + 1), staging_[i].recv);
+      if (o_.failed_code) drain_block(mod(g_.rank - round.distance), g_.comm, *o_.peers);
+      if (!round.forwarded.empty()) receive_forwarded(round, staging_[i].recv);
     }
+    direct_.wait_all(mismatch_);
     requests.wait_all(mismatch_);
   }
 
+  // The round's direct block: from the send buffer straight into the receive buffer. A
+  // failed rank sends its error code instead, and drains what comes (run_batch).
+  void post_direct(int to, int from) {
+    if (o_.failed_code) return direct_.isend_error(o_.failed_code, to, g_.comm);
+    direct_.irecv(recv_.at(from), recv_.bytes[from], from, kDirectTag, g_.comm);
+    direct_.isend(send_.at(to), send_.bytes[to], to, kDirectTag, g_.comm);
+  }
+
   // The forwarded blocks' message has a size only the sender knew: probe, then receive.
-  void receive_forwarded(const TunaRound& round, int tag, TempBuffer& buffer) {
+  void receive_forwarded(const TunaRound& round, TempBuffer& buffer) {
     const int from = mod(g_.rank - round.distance);
-    ProbedMessage message = ProbedMessage::wait(from, tag, g_.comm);
+    ProbedMessage message = ProbedMessage::wait(from, kForwardedTag, g_.comm);
     const int first = message.bytes();
     if (!buffer.capacity()) buffer.attach(memory_);
     buffer.grow(std::max<std::int64_t>(first, sizeof(Header)));
@@ -172,7 +239,7 @@ class TunaRun {
       TempBuffer whole(memory_, total);
       std::memcpy(whole.data(), buffer.data(), first);
       Requests rest;
-      rest.irecv(whole.data() + first, total - first, from, tag, g_.comm);
+      rest.irecv(whole.data() + first, total - first, from, kForwardedTag, g_.comm);
       rest.wait_all(mismatch_);
       buffer = std::move(whole);
     }
@@ -187,97 +254,42 @@ class TunaRun {
   const CommContext& g_;
   const ByteBlocks& send_;
   const ByteBlocks& recv_;
-  int radix_;
+  TunaOptions o_;
   MemoryTracker& memory_;
   Mismatch& mismatch_;
+  Requests direct_;                         // the rounds' direct blocks (in band if agreeing)
+  Requests large_;                          // large blocks, sent and received
   std::vector<TempBuffer> store_;           // indexed by distance
-  std::vector<std::int64_t> stored_bytes_;  // bytes of the block held at each distance
+  std::vector<std::int64_t> stored_bytes_;  // bytes (or marker) of the block at each distance
   std::vector<Staging> staging_;            // one per round in flight
   std::int64_t packed_bytes_ = 0;
 };
 
 }  // namespace
 
-std::vector<TunaRound> tuna_rounds(int size, int radix) {
-  std::vector<TunaRound> rounds;
-  for (std::int64_t place = 1, digit = 0; place < size; place *= radix, ++digit) {
-    for (int value = 1; value < radix && value * place < size; ++value) {
-      TunaRound round{static_cast<int>(digit), value, static_cast<int>(value * place), {}};
-      // distance = high * radix * place + value * place + low, low < place
-      for (std::int64_t high = 0; high * radix * place + value * place < size; ++high)
-        for (std::int64_t low = 0; low < place; ++low) {
-          const std::int64_t d = high * radix * place + value * place + low;
-          if (d >= size) break;
-          if (d != round.distance) round.forwarded.push_back(static_cast<int>(d));
-        }
-      rounds.push_back(std::move(round));
-    }
-  }
-  return rounds;
-}
-
-std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
-                                                              int batch) {
-  std::vector<std::pair<std::size_t, std::size_t>> batches;
-  for (std::size_t first = 0; first < rounds.size();) {
-    std::size_t last = first + 1;
-    while (last < rounds.size() && last - first < static_cast<std::size_t>(batch) &&
-           rounds[last].digit == rounds[first].digit)
-      ++last;
-    batches.emplace_back(first, last);
-    first = last;
-  }
-  return batches;
-}
-
-int tuna_stored_blocks(int size, int radix) {
-  int direct = 0;
-  for (std::int64_t place = 1; place < size; place *= radix)
-    for (int value = 1; value < radix && value * place < size; ++value) ++direct;
-  return size - (direct + 1);
-}
-
-int tuna_radix(std::int64_t requested, int size) {
-  if (requested == 0) {
-    int root = 1;
-    while (root * root < size) ++root;
-    requested = root;
-  }
-  return static_cast<int>(std::clamp<std::int64_t>(requested, 2, std::max(2, size)));
-}
-
-int tuna_batch(std::int64_t requested, int radix) {
-  return static_cast<int>(
-      std::clamp<std::int64_t>(requested == 0 ? radix - 1 : requested, 1, radix - 1));
-}
-
-int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform) {
-  const int q =
-      requested > 0 ? static_cast<int>(std::min<std::int64_t>(requested, size)) : detected;
-  return size % q == 0 && (requested > 0 || uniform) ? q : 0;
-}
-
-void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
-                   int radix, int batch, MemoryTracker& memory, Mismatch& mismatch) {
-  TunaRun(group, send, recv, radix, memory, mismatch).run(batch);
-}
-
-std::int64_t tuna_memory_bound(int size, int radix, int batch, std::int64_t max_block) {
-  std::size_t widest = 0;
-  for (const auto& round : tuna_rounds(size, radix))
-    widest = std::max(widest, round.forwarded.size());
-  const std::int64_t message =
-      static_cast<std::int64_t>(widest) * (max_block + sizeof(Header)) + sizeof(Header);
-  // Per round in flight: the packed message sent, and the one received (twice while a
-  // message longer than one piece is reassembled).
-  return tuna_stored_blocks(size, radix) * max_block + 3 * batch * message;
+void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const TunaOptions& options,
+                   MemoryTracker& memory, Mismatch& mismatch) {
+  TunaRun(group, blocks, options, memory, mismatch).run(options.batch);
 }
 
 void run_tuna(const Exchange& ex, const Params& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
-  const int radix = tuna_radix(params.at("radix"), ex.ctx.size);
-  tuna_exchange(ex.ctx, ex.send, ex.recv, radix, tuna_batch(params.at("batch"), radix), ex.memory,
-                ex.mismatch);
+  TunaOptions options{tuna_shape(params, ex.ctx.size)};
+  options.peers = ex.in_band;
+  tuna_exchange(ex.ctx, {ex.send, ex.recv}, options, ex.memory, ex.mismatch);
+}
+
+void announce_error_tuna(const CommContext& ctx, const Params& params, int code,
+                         PeerErrors& peers) {
+  ByteBlocks none;
+  none.bytes.assign(ctx.size, 0);
+  none.offset.assign(ctx.size, 0);
+  TunaOptions options{tuna_shape(params, ctx.size)};
+  options.peers = &peers;
+  options.failed_code = code;
+  MemoryTracker memory;
+  Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
+  tuna_exchange(ctx, {none, none}, options, memory, ignored);
 }
 
 }  // namespace a2av

@@ -1,7 +1,7 @@
-// The TuNA engine, shared by `tuna` and the hierarchical variants, and its round schedule.
+// The TuNA engine, shared by `tuna` and the hierarchical variants.
 #pragma once
 
-#include "alltoallv/algorithm.hpp"
+#include "alltoallv/tuna_schedule.hpp"
 
 #include <cstdint>
 #include <utility>
@@ -9,41 +9,29 @@
 
 namespace a2av {
 
-// One TuNA round: send to rank+distance, receive from rank-distance. Every block whose
-// distance (dest - source mod P) has base-radix digit `digit` equal to `value` moves.
-struct TunaRound {
-  int digit;
-  int value;
-  int distance;                // value * radix^digit
-  std::vector<int> forwarded;  // distances of the blocks other than the direct one
+// The blocks of one TuNA exchange; `recv` sizes are what this rank expects.
+struct TunaBlocks {
+  const ByteBlocks& send;
+  const ByteBlocks& recv;
 };
 
-// The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
-std::vector<TunaRound> tuna_rounds(int size, int radix);
-
-// The rounds in flight together: [first, last) index ranges of up to `batch` rounds, all
-// of one digit (rounds of different digits depend on each other).
-std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
-                                                              int batch);
-
-// Blocks ever held in the temporary store: distances with two or more nonzero digits,
-// i.e. P - (K+1) for K rounds (fan-tuna-configurable-alltoallv.txt, Section III-C).
-int tuna_stored_blocks(int size, int radix);
-
-// Radix and batch after defaults and clamping: radix 0 means ceil(sqrt(P)).
-int tuna_radix(std::int64_t requested, int size);
-int tuna_batch(std::int64_t requested, int radix);
-
-// The ranks per node hierarchical TuNA runs with: `requested` if positive (emulated nodes),
-// else the detected node size if nodes are uniform and contiguous; 0 when that size does not
-// divide P or the nodes are unusable, and the exchange falls back to flat TuNA.
-int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform);
+// How TuNA runs: its shape (tuna_schedule.hpp); `peers` set for in-band agreement on
+// errors (core/p2p.hpp, PeerErrors), with `failed_code` nonzero on a rank whose own arguments
+// failed (it then runs the schedule with empty blocks and drops what reaches it).
+// `rank_offset` maps the group's ranks to the communicator's (hierarchical node groups).
+struct TunaOptions : TunaShape {
+  PeerErrors* peers = nullptr;
+  int failed_code = 0;
+  int rank_offset = 0;
+};
 
 // Runs TuNA among the ranks of `group` on byte blocks with known receive sizes.
-void tuna_exchange(const CommContext& group, const ByteBlocks& send, const ByteBlocks& recv,
-                   int radix, int batch, MemoryTracker& memory, Mismatch& mismatch);
+void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const TunaOptions& options,
+                   MemoryTracker& memory, Mismatch& mismatch);
 
-// Documented bound on TuNA's temporary bytes for blocks of at most `max_block` bytes.
-std::int64_t tuna_memory_bound(int size, int radix, int batch, std::int64_t max_block);
+// In-band agreement for a rank that rejected its arguments while its peers run TuNA: it runs
+// the rounds with empty blocks, forwarding its peers' blocks and its code.
+void announce_error_tuna(const CommContext& ctx, const Params& params, int code,
+                         PeerErrors& peers);
 
 }  // namespace a2av

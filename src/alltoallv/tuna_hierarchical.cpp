@@ -10,7 +10,10 @@
 //
 // Nodes are the ranks_per_node-rank ranges [k*Q, (k+1)*Q); by default Q is what
 // MPI_COMM_TYPE_SHARED finds. If Q does not divide P, or the detected nodes are uneven or
-// not numbered contiguously, the exchange falls back to flat `tuna` with the same radix.
+// not numbered contiguously, the exchange falls back to flat `tuna` with the same radix; on
+// one node (Q = P) phase 1 is flat TuNA on the blocks themselves, which runs without the
+// aggregated copies. Blocks above direct_above bytes skip phase 1's rounds (tuna.cpp), but
+// across nodes the aggregated copies still hold every byte once.
 #include "alltoallv/tuna.hpp"
 
 #include "core/check.hpp"
@@ -154,7 +157,7 @@ void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
   const int size = ex.ctx.size;
   const int q = hierarchical_node_size(params.at("ranks_per_node"), size, ex.ctx.node_size,
                                        ex.ctx.uniform_nodes);
-  if (q == 0) return run_tuna(ex, params);
+  if (q == 0 || q == size) return run_tuna(ex, params);  // one node: phase 1 alone is flat TuNA
   const Layout l{q, size / q, ex.ctx.rank / q, ex.ctx.rank % q};
   const MPI_Comm node = node_comm(ex.ctx, q);
   CommContext node_ctx;
@@ -168,9 +171,8 @@ void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
   TempBuffer send_copy(ex.memory, 0), received(ex.memory, 0);
   const ByteBlocks aggregated = aggregate(ex, l, send_copy);
   const ByteBlocks gathered = phase1_receive(sizes, l, received);
-  const int radix = tuna_radix(params.at("radix"), q);
-  tuna_exchange(node_ctx, aggregated, gathered, radix, tuna_batch(params.at("batch"), radix),
-                ex.memory, ex.mismatch);
+  tuna_exchange(node_ctx, {aggregated, gathered}, TunaOptions{tuna_shape(params, q)}, ex.memory,
+                ex.mismatch);
   send_copy = TempBuffer();
 
   // Blocks for my own node have arrived.

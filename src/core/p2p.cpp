@@ -61,6 +61,13 @@ void PeerErrors::note(int rank, int code) {
   }
 }
 
+void PeerErrors::learn(int rank, int code) {
+  if (code > code_ || (code == code_ && code > 0 && rank < rank_)) {
+    code_ = code;
+    rank_ = rank;
+  }
+}
+
 bool PeerErrors::from(int rank) const {
   return std::find(ranks_.begin(), ranks_.end(), rank) != ranks_.end();
 }
@@ -99,6 +106,16 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
   }
   check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
+}
+
+void drain_block(int peer, MPI_Comm comm, PeerErrors& peers) {
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  for (int tag = kMorePieces; tag == kMorePieces;) {
+    ProbedMessage message = ProbedMessage::wait(peer, MPI_ANY_TAG, comm);
+    message.receive(nullptr);  // truncated: not wanted
+    tag = message.tag();
+    if (tag >= kErrorTag) peers.note(peer, tag - kErrorTag);
+  }
 }
 
 void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
@@ -163,6 +180,13 @@ void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MP
     check_mpi(MPI_Isend(base + at, n, MPI_BYTE, peer, piece_tag, comm, &requests_.back()),
               "MPI_Isend");
   });
+}
+
+void Requests::isend_error(int code, int peer, MPI_Comm comm) {
+  requests_.push_back(MPI_REQUEST_NULL);
+  expected_.push_back(-1);
+  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kErrorTag + code, comm, &requests_.back()),
+            "MPI_Isend");
 }
 
 void Requests::irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {

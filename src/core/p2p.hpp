@@ -36,7 +36,11 @@ class PeerErrors {
  public:
   void note(int rank, int code);
   bool from(int rank) const;
+  // An error that reached this rank second-hand (TuNA's forwarded headers): counted in
+  // code() and rank(), but not as a message from `rank`.
+  void learn(int rank, int code);
   int code() const { return code_; }  // the largest code seen; A2AV_SUCCESS if none
+  int rank() const { return rank_; }  // the lowest rank with code(); -1 if none
   void raise() const;                 // throws that code, naming the lowest rank with it
 
  private:
@@ -48,6 +52,11 @@ class PeerErrors {
 // For a rank whose arguments failed with `code` under in-band agreement: sends every peer the
 // code's tag and drains every message each peer sends this rank, noting their errors.
 void announce_error(MPI_Comm comm, int code, PeerErrors& peers);
+
+// For a rank that failed under in-band agreement inside an algorithm with its own schedule
+// (TuNA): receives and drops the one block `peer` sent it with in-band Requests (all its
+// pieces, or its error tag, noted in `peers`).
+void drain_block(int peer, MPI_Comm comm, PeerErrors& peers);
 
 // Receives and drops what Requests::isend (without in-band agreement) sent of a block of
 // `bytes` bytes: a block this rank does not take, so that no message is left behind.
@@ -88,6 +97,8 @@ class Requests {
   explicit Requests(PeerErrors* in_band) : in_band_(in_band) {}
   void isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   void irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
+  // In-band agreement: sends `peer`, instead of a block, one empty message carrying `code`.
+  void isend_error(int code, int peer, MPI_Comm comm);
   // Takes over a request posted elsewhere; expected_bytes < 0 for a send.
   void adopt(MPI_Request request, std::int64_t expected_bytes);
   // Waits for all. A receive that got fewer bytes than posted, or was truncated (the

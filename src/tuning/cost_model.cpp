@@ -1,6 +1,6 @@
 #include "tuning/cost_model.hpp"
 
-#include "alltoallv/tuna.hpp"
+#include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 
 #include <nlohmann/json.hpp>
@@ -116,26 +116,39 @@ void shared_memory_phase(Timeline& t, const Machine& m, int ranks_per_node) {
 }
 
 // TuNA as tuna.cpp runs it, inside groups of `group` consecutive ranks (all P for flat
-// TuNA, a node for hierarchical phase 1): per round a direct message and, if the round
-// forwards blocks, one message of their sizes and bytes; the rounds of a digit in batches.
-// block(s, d) is what group member s has for group member d.
+// TuNA, a node for hierarchical phase 1): per round a direct message (sent even when empty)
+// and, if the round forwards blocks, one message of its header, sizes and bytes; the rounds
+// of a digit in batches. Blocks above direct_above bytes leave as messages of their own in
+// the first phase. block(s, d) is what group member s has for group member d.
 template <class Block>
-void tuna_phases(Timeline& t, int group, int radix, int batch, Block block) {
-  const auto rounds = tuna_rounds(group, radix);
-  for (const auto& [first, last] : tuna_batches(rounds, batch)) {
+void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
+  const auto rounds = tuna_rounds(group, o.radix);
+  std::vector<bool> round_distance(group, false);
+  for (const TunaRound& round : rounds) round_distance[round.distance] = true;
+  bool first_phase = true;
+  for (const auto& [first, last] : tuna_batches(rounds, o.batch)) {
     t.begin_phase();
+    for (int me = 0; first_phase && me < t.followed(); ++me) {
+      const int base = me / group * group, g = me % group;
+      for (int d = 1; d < group; ++d) {
+        const int to = base + mod(g + d, group);
+        if (!round_distance[d] && block(me, to) > o.direct_above) t.send(me, to, block(me, to));
+      }
+    }
+    first_phase = false;
     for (std::size_t r = first; r < last; ++r) {
       const TunaRound& round = rounds[r];
       const int place = round.distance / round.value;  // radix^digit
       for (int me = 0; me < t.followed(); ++me) {
         const int base = me / group * group, g = me % group;
         const int to = base + mod(g + round.distance, group);
-        t.send(me, to, block(me, to));
+        t.send(me, to, block(me, to), true);
         if (round.forwarded.empty()) continue;
-        double bytes = 8.0 * (round.forwarded.size() + 1);
+        double bytes = static_cast<double>(tuna_header_bytes(round.forwarded.size()));
         for (int d : round.forwarded) {
           const int source = mod(g - static_cast<int>(d % place), group);
-          bytes += block(base + source, base + mod(source + d, group));
+          const double b = block(base + source, base + mod(source + d, group));
+          if (b <= o.direct_above) bytes += b;
         }
         t.send(me, to, bytes);
       }
@@ -155,8 +168,7 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
     for (int k = 0; k < nodes; ++k) bytes += w.block(from, k * q + to % q);
     return bytes;
   };
-  const int radix = tuna_radix(p.at("radix"), q);
-  if (q > 1) tuna_phases(t, q, radix, tuna_batch(p.at("batch"), radix), aggregated);
+  if (q > 1) tuna_phases(t, q, tuna_shape(p, q), aggregated);
   const int batch = static_cast<int>(std::max<std::int64_t>(1, p.at("block_count")));
   for (int first = 1; first < nodes; first += batch) {
     t.begin_phase();
@@ -214,7 +226,12 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
   Timeline t(w, m, q);
   if (n == 1) return t.result();
   if (name == "auto") fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not auto");
-  const bool in_band = spec.algorithm->direct;  // no allreduce; empty blocks still sent
+  const int group =
+      name.starts_with("tuna_") ? hierarchical_node_size(p.at("ranks_per_node"), n, q, true) : 0;
+  // vendor agrees on nothing (MPI's semantics); the in-band algorithms send even empty
+  // blocks; the rest (hierarchical TuNA across nodes) pay the agreement allreduce.
+  const bool in_band = spec.algorithm->announce && (group == 0 || group == n);
+  const bool agreed = in_band || name == "vendor";
   if (name == "vendor" || name == "linear" || name == "spread_out") {
     linear_phases(t, n, in_band);
   } else if (name == "scattered") {
@@ -223,18 +240,12 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     linear_phases(t, 1, in_band);
   } else if (name == "shared_memory") {
     shared_memory_phase(t, m, q);
+  } else if (group == 0 || group == n) {
+    tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
   } else {
-    const int group =
-        name == "tuna" ? 0 : hierarchical_node_size(p.at("ranks_per_node"), n, q, true);
-    if (group == 0) {
-      const int radix = tuna_radix(p.at("radix"), n);
-      tuna_phases(t, n, radix, tuna_batch(p.at("batch"), radix),
-                  [&](int s, int d) { return w.block(s, d); });
-    } else {
-      hierarchical_phases(t, p, group, name == "tuna_coalesced");
-    }
+    hierarchical_phases(t, p, group, name == "tuna_coalesced");
   }
-  return t.result(in_band);
+  return t.result(agreed);
 }
 
 }  // namespace a2av

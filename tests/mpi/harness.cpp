@@ -92,7 +92,11 @@ std::vector<std::string> specs_for(int size) {
                                     "shared_memory",
                                     "auto",
                                     "tuna:radix=2,batch=1",
-                                    "tuna"};
+                                    "tuna",
+                                    // blocks of the generators' 0..1000 bytes on both sides
+                                    // of the threshold: some direct, some through rounds
+                                    "tuna:radix=2,direct_above=500",
+                                    "tuna:radix=3,batch=1,direct_above=0"};
   for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
   for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
     specs.push_back(std::string(h));

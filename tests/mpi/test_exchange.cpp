@@ -64,5 +64,24 @@ TEST(Elements, WiderElementsMatchVendor) {
   }
 }
 
+TEST(TunaLargeBlocks, MemoryDoesNotGrowWithTheBlocks) {
+  // Blocks above direct_above (8 KiB by default) travel directly, so TuNA's temporary memory
+  // is that of 8 KiB blocks however large the blocks are: the same peak at 64 KiB and 1 MiB,
+  // within the bound for 8 KiB blocks.
+  const int size = size_of(MPI_COMM_WORLD);
+  for (const std::string spec : {"tuna:radix=2", "tuna:radix=3,batch=1", "tuna_coalesced"}) {
+    std::int64_t peaks[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      const std::int64_t block = std::int64_t{64} << (10 + 4 * i);
+      const Matrix constant(size, std::vector<std::int64_t>(size, block));
+      peaks[i] = expect_same_as_vendor(spec, constant, MPI_COMM_WORLD, 5 + i, 1);
+    }
+    EXPECT_EQ(peaks[0], peaks[1]) << spec;
+    if (node_size() == size) {
+      EXPECT_LE(peaks[1], temp_memory_bound(spec, size, size, 8192, 0)) << spec;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace a2av::test

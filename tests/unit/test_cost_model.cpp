@@ -17,27 +17,36 @@ Machine unit_latency() {
   return m;
 }
 
-// Without the agreement allreduce's ceil(log2 P) latencies (which the direct algorithms,
-// agreeing in band, do not pay), to count the algorithm alone.
+// Without the agreement allreduce's ceil(log2 P) latencies (which only hierarchical TuNA
+// across nodes pays; the others agree in band, vendor not at all), to count the algorithm
+// alone.
 Prediction run(const char* spec, int size, double block, const Machine& m = unit_latency()) {
   std::vector<std::vector<std::int64_t>> matrix(size, std::vector<std::int64_t>(size, block));
   const Spec parsed = parse_spec(spec);
   Prediction p = predict(parsed, Workload{size, &matrix, 0}, m);
   int steps = 0;
-  while (!parsed.algorithm->direct && (1 << steps) < size) ++steps;
+  const bool agreed_before = parsed.algorithm->name.starts_with("tuna_") && m.ranks_per_node < size;
+  while (agreed_before && (1 << steps) < size) ++steps;
   p.seconds -= steps * (size <= m.ranks_per_node ? m.intra.alpha : m.inter.alpha);
   return p;
 }
 
 TEST(CostModel, AgreementBeforeOrInBand) {
-  // Empty blocks at P = 8: vendor pays the agreement allreduce (3 latencies) and sends
-  // nothing; linear agrees in band, with 7 empty messages and no allreduce.
+  // Empty blocks at P = 8: vendor agrees on nothing (MPI's semantics) and sends nothing;
+  // linear and TuNA agree in band, with 7 empty direct messages and no allreduce; only
+  // hierarchical TuNA across nodes pays the allreduce (3 latencies).
   std::vector<std::vector<std::int64_t>> none(8, std::vector<std::int64_t>(8, 0));
   const Workload empty{8, &none, 0};
-  EXPECT_DOUBLE_EQ(predict(parse_spec("vendor"), empty, unit_latency()).seconds, 3);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("vendor"), empty, unit_latency()).seconds, 0);
   EXPECT_EQ(predict(parse_spec("vendor"), empty, unit_latency()).messages, 0);
   EXPECT_DOUBLE_EQ(predict(parse_spec("linear"), empty, unit_latency()).seconds, 7);
-  EXPECT_DOUBLE_EQ(predict(parse_spec("tuna:radix=8"), empty, unit_latency()).seconds, 3);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("tuna:radix=8"), empty, unit_latency()).seconds, 7);
+  EXPECT_EQ(predict(parse_spec("tuna:radix=2"), empty, unit_latency()).messages, 3 + 3)
+      << "per round a direct message and a forwarded message of headers";
+  Machine two_nodes = unit_latency();
+  two_nodes.ranks_per_node = 4;
+  const Prediction across = predict(parse_spec("tuna_coalesced"), empty, two_nodes);
+  EXPECT_GE(across.seconds, 3) << "the allreduce before";
 }
 
 TEST(CostModel, LinearAlgorithms) {
@@ -63,11 +72,16 @@ TEST(CostModel, TunaRoundsAndHeaders) {
   const Prediction p = run("tuna:radix=2", 4, 10, bytes_only);
   EXPECT_EQ(p.phases, 2);
   EXPECT_EQ(p.messages, 4);
-  EXPECT_DOUBLE_EQ(p.bytes, 2 * (10 + (16 + 10)));
+  EXPECT_DOUBLE_EQ(p.bytes, 2 * (10 + (32 + 10))) << "header: length, code, rank, one size";
   EXPECT_DOUBLE_EQ(p.seconds, p.bytes);
   // radix = P: one phase of direct messages, like spread_out.
   EXPECT_EQ(run("tuna:radix=8", 8, 10).phases, 1);
   EXPECT_EQ(run("tuna:radix=8", 8, 10).messages, 7);
+  // Blocks above direct_above leave directly in the first phase: distance 3's block is no
+  // longer forwarded, its round messages carry headers only.
+  const Prediction large = run("tuna:radix=2,direct_above=100", 4, 1000, bytes_only);
+  EXPECT_EQ(large.messages, 5);
+  EXPECT_DOUBLE_EQ(large.bytes, 3 * 1000 + 2 * 32);
 }
 
 TEST(CostModel, HierarchicalPhases) {

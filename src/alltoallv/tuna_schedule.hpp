@@ -1,0 +1,68 @@
+// TuNA's schedule: its rounds, batches, store size, header and memory bound, as functions
+// of P and the parameters alone. The engine (tuna.cpp) runs it and the cost model
+// (tuning/cost_model.cpp) counts it, both from here.
+// Source: fan-tuna-configurable-alltoallv.txt, Sections III-A..III-C, Algorithm 1.
+#pragma once
+
+#include "alltoallv/algorithm.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace a2av {
+
+// One TuNA round: send to rank+distance, receive from rank-distance. Every block whose
+// distance (dest - source mod P) has base-radix digit `digit` equal to `value` moves.
+struct TunaRound {
+  int digit;
+  int value;
+  int distance;                // value * radix^digit
+  std::vector<int> forwarded;  // distances of the blocks other than the direct one
+};
+
+// The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
+std::vector<TunaRound> tuna_rounds(int size, int radix);
+
+// The rounds in flight together: [first, last) index ranges of up to `batch` rounds, all
+// of one digit (rounds of different digits depend on each other).
+std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
+                                                              int batch);
+
+// Blocks ever held in the temporary store: distances with two or more nonzero digits,
+// i.e. P - (K+1) for K rounds (fan-tuna-configurable-alltoallv.txt, Section III-C).
+int tuna_stored_blocks(int size, int radix);
+
+// Radix and batch after defaults and clamping: radix 0 means ceil(sqrt(P)).
+int tuna_radix(std::int64_t requested, int size);
+int tuna_batch(std::int64_t requested, int radix);
+
+// The ranks per node hierarchical TuNA runs with: `requested` if positive (emulated nodes),
+// else the detected node size if nodes are uniform and contiguous; 0 when that size does not
+// divide P or the nodes are unusable, and the exchange falls back to flat TuNA.
+int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform);
+
+// Radix, batch and the direct threshold of a tuna-family spec on `size` ranks.
+struct TunaShape {
+  int radix;
+  int batch;
+  std::int64_t direct_above;  // blocks above this many bytes travel directly, not in rounds
+};
+TunaShape tuna_shape(const Params& params, int size);
+
+// Bytes of a forwarded message's header for `blocks` forwarded blocks: its length, the
+// sender's knowledge of failed ranks (code, rank), and one size per block.
+constexpr std::int64_t tuna_header_words(std::size_t blocks) {
+  return 3 + static_cast<std::int64_t>(blocks);
+}
+constexpr std::int64_t tuna_header_bytes(std::size_t blocks) {
+  return 8 * tuna_header_words(blocks);
+}
+
+// Documented bound on TuNA's temporary bytes for blocks of at most `max_block` bytes: only
+// blocks of at most `direct_above` bytes are ever stored or packed, so the bound does not grow
+// with larger blocks.
+std::int64_t tuna_memory_bound(int size, const TunaShape& shape, std::int64_t max_block);
+
+}  // namespace a2av
