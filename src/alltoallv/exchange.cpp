@@ -190,6 +190,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.spec = nullptr;
   out.max_block = 0;
   out.in_band = false;
+  out.unagreed = false;
   if (!status.code && spec->algorithm->run != run_vendor) {
     if (!out.normalized) out.normalized.emplace();
     try {  // before agreeing, so that a failed allocation is agreed like any other error
@@ -213,6 +214,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   if (in_band_allowed && spec->algorithm->run == run_vendor && !validating) {
     if (status.code) throw Error(status.code, status.message);
     out.spec = std::move(spec);
+    out.unagreed = true;
     return;
   }
   SpecRef in_band = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;

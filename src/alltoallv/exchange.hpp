@@ -41,6 +41,10 @@ struct Prepared {
   std::optional<NormalizedCall> normalized;  // absent when vendor was asked for
   std::int64_t max_block = 0;                // agreed largest block of any rank (0 in band)
   bool in_band = false;                      // errors are agreed while the data moves
+  bool unagreed = false;                     // vendor: errors are each rank's own, as in MPI
+
+  // Depends on nothing but this rank's arguments and P (recent_calls.hpp).
+  bool repeatable() const { return in_band || unagreed; }
 };
 
 // Collective; throws a2av::Error, the same code on every rank for argument errors and for

@@ -68,11 +68,12 @@ void RecentCalls::Claim::keep_if_repeatable(const Call& call, std::string_view s
                                             bool validate) {
   const Prepared& prepared = this->prepared();
   const int size = prepared.ctx->size;
-  if (!prepared.in_band || size > kMaxRecentSize || prepared.normalized->copies()) return;
+  const bool copies = prepared.normalized && prepared.normalized->copies();
+  if (!prepared.repeatable() || size > kMaxRecentSize || copies) return;
   Slot& slot = calls_.slots_[slot_];
   slot.spec_text = spec;
-  slot.recv_type = prepared.normalized->recv_type();
-  slot.send_type = prepared.normalized->send_type();
+  slot.recv_type = type_info(call.recvtype);
+  slot.send_type = call.sendtype == call.recvtype ? slot.recv_type : type_info(call.sendtype);
   copy_layout(slot.layout, call, size);
   calls_.keys_[slot_] = {call.comm,    contexts_generation(), ++calls_.clock_, call.sendbuf,
                          call.recvbuf, call.sendtype,         call.recvtype,   validate};

@@ -4,7 +4,8 @@
 // not found is prepared in the least recently used slot, reusing its storage, so that the
 // driver allocates nothing once the slots are warm.
 //
-// Only calls whose errors are agreed in band are kept (exchange.hpp, Prepared::in_band):
+// Only calls whose errors are agreed in band, or not at all (vendor), are kept
+// (exchange.hpp, Prepared::repeatable):
 // everything their Prepared holds follows from this rank's own arguments and P, so equal
 // arguments give an equal Prepared. A call that agrees on statistics first depends on the
 // other ranks' counts, which may have changed, and is never kept. Neither is one that goes
