@@ -5,7 +5,7 @@
 #include <a2av/plan.hpp>
 #include <a2av/redistribute.hpp>
 
-#include "alltoallv/exchange.hpp"
+#include "driver/exchange.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/per_thread.hpp"

@@ -8,7 +8,7 @@
 
 #include <a2av/a2av.h>
 
-#include "alltoallv/recent_calls.hpp"
+#include "driver/recent_calls.hpp"
 
 #include <algorithm>
 

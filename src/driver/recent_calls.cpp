@@ -1,4 +1,4 @@
-#include "alltoallv/recent_calls.hpp"
+#include "driver/recent_calls.hpp"
 
 #include "core/per_thread.hpp"
 

@@ -1,7 +1,7 @@
 // The C++ entry points over the driver.
 #include <a2av/alltoallv.hpp>
 
-#include "alltoallv/exchange.hpp"
+#include "driver/exchange.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"

@@ -22,7 +22,7 @@
 // ranks gives its slot's storage back when it ends.
 #pragma once
 
-#include "alltoallv/exchange.hpp"
+#include "driver/exchange.hpp"
 
 #include <array>
 #include <cstdint>

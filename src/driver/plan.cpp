@@ -1,7 +1,7 @@
 // a2av::Plan: prepare once (checks, agreement, choice, layout), execute many times.
 #include <a2av/plan.hpp>
 
-#include "alltoallv/exchange.hpp"
+#include "driver/exchange.hpp"
 #include "core/comm_context.hpp"
 
 #include <vector>

@@ -1,7 +1,7 @@
-#include "alltoallv/exchange.hpp"
+#include "driver/exchange.hpp"
 
 #include "alltoallv/inplace_symmetric.hpp"
-#include "alltoallv/recent_calls.hpp"
+#include "driver/recent_calls.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
