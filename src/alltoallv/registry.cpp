@@ -23,8 +23,8 @@ void announce_by_messages(const CommContext& ctx, const Params&, int code, PeerE
 // cannot use (tuna_hierarchical.cpp). Across nodes their node-local size exchange and the
 // inter-node phase carry no error codes yet, so the ranks agree before.
 bool hierarchical_in_band(const Params& p, const CommContext& ctx) {
-  const int q = hierarchical_node_size(p.at("ranks_per_node"), ctx.size, ctx.node_size,
-                                       ctx.uniform_nodes);
+  const int q =
+      hierarchical_node_size(p.at("ranks_per_node"), ctx.size, ctx.node_size, ctx.uniform_nodes);
   return q == 0 || q == ctx.size;
 }
 

@@ -14,7 +14,11 @@
 //    extra latency per round;
 //  - the rounds of one digit are independent, so up to `batch` of them are in flight;
 //  - the store is one buffer per stored distance, sized by the blocks that actually pass
-//    through it, never max-block * P.
+//    through it, never max-block * P;
+//  - blocks above direct_above bytes (default 8 KiB, where the paper finds r = P best:
+//    Section V-B, Figure 7) travel directly, so store and messages stay bounded;
+//  - errors are agreed in band: headers carry what the sender knows of failed ranks, and a
+//    failed rank runs the rounds with empty blocks (docs/errors.md).
 #include "alltoallv/tuna.hpp"
 
 #include "core/check.hpp"
@@ -45,8 +49,12 @@ static_assert(tuna_header_words(0) == kFixedWords);
 // from the send buffer to the receive buffer in a message of its own, and forwarded
 // messages carry in its place the marker -(bytes + 1), so the receiver learns from the
 // sender's own count that it comes, and how long it is.
-constexpr std::int64_t large_marker(std::int64_t bytes) { return -(bytes + 1); }
-constexpr std::int64_t marked_bytes(std::int64_t marker) { return -marker - 1; }
+constexpr std::int64_t large_marker(std::int64_t bytes) {
+  return -(bytes + 1);
+}
+constexpr std::int64_t marked_bytes(std::int64_t marker) {
+  return -marker - 1;
+}
 
 // Where the block a rank holds at `distance` lives before a round of digit `digit`.
 struct Holder {
@@ -77,7 +85,7 @@ class TunaRun {
         direct_(options.peers),
         store_(group.size),
         stored_bytes_(group.size, 0) {
-    if (o_.failed_code) o_.peers->note(o_.rank_offset + g_.rank, o_.failed_code);
+    if (o_.failed_code) o_.peers->note(g_.rank, o_.failed_code);
   }
 
   void run(int batch) {
@@ -159,8 +167,8 @@ class TunaRun {
     const std::int64_t bytes = marked ? marked_bytes(size) : size;
     const bool expected = !o_.failed_code && bytes == recv_.bytes[source];
     if (!o_.failed_code && !expected)
-      mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                 o_.rank_offset + source, bytes, recv_.bytes[source]));
+      mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
+                                 bytes, recv_.bytes[source]));
     if (marked && expected) large_.irecv(recv_.at(source), bytes, source, kLargeTag, g_.comm);
     if (marked && !expected) drop_pieces(bytes, source, kLargeTag, g_.comm);
     if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);

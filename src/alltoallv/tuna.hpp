@@ -18,11 +18,9 @@ struct TunaBlocks {
 // How TuNA runs: its shape (tuna_schedule.hpp); `peers` set for in-band agreement on
 // errors (core/p2p.hpp, PeerErrors), with `failed_code` nonzero on a rank whose own arguments
 // failed (it then runs the schedule with empty blocks and drops what reaches it).
-// `rank_offset` maps the group's ranks to the communicator's (hierarchical node groups).
 struct TunaOptions : TunaShape {
   PeerErrors* peers = nullptr;
   int failed_code = 0;
-  int rank_offset = 0;
 };
 
 // Runs TuNA among the ranks of `group` on byte blocks with known receive sizes.
@@ -31,7 +29,6 @@ void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const Tun
 
 // In-band agreement for a rank that rejected its arguments while its peers run TuNA: it runs
 // the rounds with empty blocks, forwarding its peers' blocks and its code.
-void announce_error_tuna(const CommContext& ctx, const Params& params, int code,
-                         PeerErrors& peers);
+void announce_error_tuna(const CommContext& ctx, const Params& params, int code, PeerErrors& peers);
 
 }  // namespace a2av

@@ -1,10 +1,10 @@
 // The C++ entry points over the driver.
 #include <a2av/alltoallv.hpp>
 
-#include "driver/exchange.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "driver/exchange.hpp"
 
 #include <map>
 

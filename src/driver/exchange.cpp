@@ -1,12 +1,12 @@
 #include "driver/exchange.hpp"
 
 #include "alltoallv/inplace_symmetric.hpp"
-#include "driver/recent_calls.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/environment.hpp"
 #include "core/per_thread.hpp"
+#include "driver/recent_calls.hpp"
 #include "tuning/selector.hpp"
 
 #include <algorithm>
@@ -158,7 +158,8 @@ SpecRef resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
 SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& call,
                        bool validating) {
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
-  if (spec->algorithm->run) return spec->algorithm->agrees_in_band(spec->params, ctx) ? spec : nullptr;
+  if (spec->algorithm->run)
+    return spec->algorithm->agrees_in_band(spec->params, ctx) ? spec : nullptr;
   if (choice_needs_statistics(ctx.size)) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
   A2AV_THREAD_LOCAL int size = 0, node_size = 0;

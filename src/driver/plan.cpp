@@ -1,8 +1,8 @@
 // a2av::Plan: prepare once (checks, agreement, choice, layout), execute many times.
 #include <a2av/plan.hpp>
 
-#include "driver/exchange.hpp"
 #include "core/comm_context.hpp"
+#include "driver/exchange.hpp"
 
 #include <vector>
 

@@ -83,20 +83,12 @@ std::vector<std::string> specs_for(int size) {
   const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
   std::set<int> radices = {2,       3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
                            size + 5};
-  std::vector<std::string> specs = {"vendor",
-                                    "linear",
-                                    "spread_out",
-                                    "scattered:block_count=1",
-                                    "scattered:block_count=4",
-                                    "pairwise",
-                                    "shared_memory",
-                                    "auto",
-                                    "tuna:radix=2,batch=1",
-                                    "tuna",
-                                    // blocks of the generators' 0..1000 bytes on both sides
-                                    // of the threshold: some direct, some through rounds
-                                    "tuna:radix=2,direct_above=500",
-                                    "tuna:radix=3,batch=1,direct_above=0"};
+  std::vector<std::string> specs = {
+      "vendor", "linear", "spread_out", "scattered:block_count=1", "scattered:block_count=4",
+      "pairwise", "shared_memory", "auto", "tuna:radix=2,batch=1", "tuna",
+      // blocks of the generators' 0..1000 bytes on both sides
+      // of the threshold: some direct, some through rounds
+      "tuna:radix=2,direct_above=500", "tuna:radix=3,batch=1,direct_above=0"};
   for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
   for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
     specs.push_back(std::string(h));

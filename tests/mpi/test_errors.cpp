@@ -76,11 +76,20 @@ std::string agreeing(const std::string& spec) {
   return spec == "vendor" ? "vendor:validate=1" : spec;
 }
 
-const std::vector<std::string> kAlgorithms = {
-    "auto",         "vendor",         "linear",         "spread_out",
-    "scattered",    "pairwise",       "shared_memory",  "tuna:radix=2",
-    "tuna:radix=3", "tuna:radix=2,batch=1", "tuna_coalesced", "tuna_staggered",
-    "tuna:radix=2,direct_above=0", "tuna_coalesced:ranks_per_node=2"};
+const std::vector<std::string> kAlgorithms = {"auto",
+                                              "vendor",
+                                              "linear",
+                                              "spread_out",
+                                              "scattered",
+                                              "pairwise",
+                                              "shared_memory",
+                                              "tuna:radix=2",
+                                              "tuna:radix=3",
+                                              "tuna:radix=2,batch=1",
+                                              "tuna_coalesced",
+                                              "tuna_staggered",
+                                              "tuna:radix=2,direct_above=0",
+                                              "tuna_coalesced:ranks_per_node=2"};
 
 TEST(Errors, NegativeCountOnOneRankFailsEverywhere) {
   for (const auto& name : kAlgorithms) {
