@@ -15,11 +15,12 @@ flat="tuna:radix=2;tuna:radix=4;tuna:radix=8"  # scale_probe lists: ';'-separate
 hier_probe="tuna_coalesced;tuna_staggered"
 ompi=--cfg=smpi/coll-selector:ompi
 mpich=--cfg=smpi/coll-selector:mpich
-# NAME | platform | ranks | SimGrid options | a2av bench arguments. The vendor's O(P^2)
-# concurrent messages are what the simulator pays for (docs/scale.md): at P = 1024 only the
-# MPICH selector's (32 messages in flight per rank; Open MPI's posts all 1023 at once, which
-# did not finish), at one size without validation (validated in the run without it), and
-# at P = 4096 not at all.
+# NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
+# tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
+# The vendor's O(P^2) concurrent messages are what the simulator pays for (docs/scale.md):
+# at P = 1024 only the MPICH selector's (32 messages in flight per rank; Open MPI's posts all
+# 1023 at once, which did not finish), at one size without validation (validated in the run
+# without it), and at P = 4096 not at all.
 # *_probe runs use bench/scale_probe (O(P) setup per rank, where a2av bench's P x P matrix per
 # rank costs P^3 in all); their spec lists are ';'-separated. SimGrid's default collective
 # selector is slower than both MPIs' (a2av's own MPI_Allreduce and barriers use it), so every
@@ -38,6 +39,7 @@ fattree_p256_probe|fattree|256|$ompi|--specs MPI_Alltoallv;scattered;$flat;tuna:
 polaris_p256_mpich_probe|polaris|256|$mpich|--specs MPI_Alltoallv;scattered;$flat;tuna:radix=16;$hier_probe --sizes 16,1024,16384
 polaris_p256_normal|polaris|256|$ompi|--pattern normal --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 1024:1024
 polaris_p256_powerlaw|polaris|256|$ompi|--pattern power-law --algorithms scattered,tuna_coalesced,tuna --radix 2,4,16 -m 1024:1024
+polaris_p64_inband|polaris|64|$ompi|--algorithms spread_out,scattered,pairwise,linear,vendor,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
 polaris_p64_probe|polaris|64|$ompi|--specs MPI_Alltoallv;tuna:radix=2;tuna:radix=8;tuna_coalesced --sizes 16,1024
 polaris_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=2;tuna:radix=4;tuna:radix=32;tuna_coalesced --sizes 16,256
 ablation_p256_r16|polaris|256|$ompi|--radix 16 --sizes 16,256,1024 --iterations 1
