@@ -24,6 +24,7 @@ class Timeline {
                      : 1.0),
         followed_(w.matrix ? w.size : 1),
         cost_(followed_, 0),
+        node_bytes_((followed_ + q_ - 1) / q_, 0.0),
         messages_(followed_, 0),
         bytes_(followed_, 0) {}
 
@@ -44,14 +45,25 @@ class Timeline {
     phase_max_ = std::max(phase_max_, cost_[from] - phase_start_[from]);
     ++messages_[from];
     bytes_[from] += bytes;
+    if (!intra && !through) node_bytes_[from / q_ % node_bytes_.size()] += bytes;
   }
 
   void begin_phase() {
     phase_start_ = cost_;
     phase_max_ = 0;
+    std::fill(node_bytes_.begin(), node_bytes_.end(), 0.0);
   }
+  // The phase lasts as long as its slowest rank, or as its busiest node's network
+  // interface needs for the bytes its ranks send off the node (with mean blocks, the one
+  // followed rank stands for each of its node's ranks).
   void end_phase() {
-    seconds_ += phase_max_ + m_.phase_overhead * sharing_;
+    double busiest = phase_max_;
+    if (m_.node_injection) {
+      const double ranks_per_followed = followed_ == 1 ? std::min(q_, w_.size) : 1;
+      for (double bytes : node_bytes_)
+        busiest = std::max(busiest, bytes * ranks_per_followed * *m_.node_injection);
+    }
+    seconds_ += busiest + m_.phase_overhead * sharing_;
     ++phases_;
   }
 
@@ -74,6 +86,7 @@ class Timeline {
   double sharing_;  // ranks per core on a node, at least 1
   int followed_;
   std::vector<double> cost_, phase_start_;
+  std::vector<double> node_bytes_;  // this phase's off-node bytes per node of followed ranks
   std::vector<std::int64_t> messages_;
   std::vector<double> bytes_;
   double phase_max_ = 0, seconds_ = 0;
@@ -207,6 +220,8 @@ Machine Machine::load(const std::string& path) {
     m.call_overhead = j.at("call_overhead_s").get<double>();
     m.ranks_per_node = j.at("ranks_per_node").get<int>();
     m.cores_per_node = j.value("cores_per_node", 0);
+    if (j.contains("node_injection"))
+      m.node_injection = j["node_injection"].at("beta_s_per_byte").get<double>();
     if (j.contains("shared_memory"))
       m.shared_memory = LinkCost{j["shared_memory"].at("alpha_s").get<double>(),
                                  j["shared_memory"].at("beta_s_per_byte").get<double>()};

@@ -36,6 +36,10 @@ struct Machine {
   // What a block costs through shared_memory's cells (copy in, flag, copy out); absent: the
   // model does not predict shared_memory.
   std::optional<LinkCost> shared_memory;
+  // Seconds per byte through a node's network interface, which all its ranks share: in a
+  // phase, the bytes a node's ranks send off the node take at least this long. Absent: no
+  // limit beyond each rank's own inter-node beta.
+  std::optional<double> node_injection;
 
   static Machine load(const std::string& path);  // JSON; throws a2av::Error
 };

@@ -96,6 +96,20 @@ TEST(CostModel, HierarchicalPhases) {
   EXPECT_DOUBLE_EQ(run("tuna_coalesced", 4, 10, m).seconds, 6);
 }
 
+TEST(CostModel, NodeInjectionIsSharedByTheNodesRanks) {
+  // P = 8 on two nodes of 4, spread_out, 100 B blocks, only the network interface costs:
+  // each rank sends 4 blocks off its node, its node 16 blocks, 1600 B at 1 s/B.
+  Machine m;
+  m.ranks_per_node = 4;
+  m.node_injection = 1.0;
+  std::vector<std::vector<std::int64_t>> matrix(8, std::vector<std::int64_t>(8, 100));
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{8, &matrix, 0}, m).seconds, 1600);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{8, nullptr, 100}, m).seconds, 1600)
+      << "mean blocks: the followed rank stands for its node's four";
+  m.node_injection.reset();
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{8, &matrix, 0}, m).seconds, 0);
+}
+
 TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
   for (const char* spec : {"spread_out", "tuna:radix=3", "tuna_coalesced:ranks_per_node=4"}) {
     std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
