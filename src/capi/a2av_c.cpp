@@ -5,10 +5,10 @@
 #include <a2av/plan.hpp>
 #include <a2av/redistribute.hpp>
 
-#include "driver/exchange.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/per_thread.hpp"
+#include "driver/exchange.hpp"
 
 #include <string>
 #include <vector>

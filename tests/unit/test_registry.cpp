@@ -27,14 +27,16 @@ TEST(Spec, DefaultsAndValues) {
   EXPECT_EQ(s.params.at("ranks_per_node"), 0);
   EXPECT_TRUE(s.validate);
   EXPECT_EQ(describe(parse_spec("tuna"), 16, 1, true), "tuna:radix=4,batch=3,direct_above=8192");
-  EXPECT_EQ(describe(parse_spec("tuna:radix=99"), 16, 1, true), "tuna:radix=16,batch=15,direct_above=8192");
+  EXPECT_EQ(describe(parse_spec("tuna:radix=99"), 16, 1, true),
+            "tuna:radix=16,batch=15,direct_above=8192");
   EXPECT_EQ(describe(parse_spec("tuna_staggered:ranks_per_node=4,radix=3"), 16, 1, true),
             "tuna_staggered:radix=3,batch=2,direct_above=8192,block_count=8,ranks_per_node=4");
   // 2 does not divide 9: the flat tuna that runs is shown, radix clamped to P.
   EXPECT_EQ(describe(parse_spec("tuna_coalesced:ranks_per_node=2,radix=3"), 9, 1, true),
             "tuna:radix=3,batch=2,direct_above=8192");
   // Detected nodes that are not contiguous: fall back as well.
-  EXPECT_EQ(describe(parse_spec("tuna_coalesced:radix=2"), 8, 4, false), "tuna:radix=2,batch=1,direct_above=8192");
+  EXPECT_EQ(describe(parse_spec("tuna_coalesced:radix=2"), 8, 4, false),
+            "tuna:radix=2,batch=1,direct_above=8192");
 }
 
 TEST(Spec, RejectsWhatItDoesNotKnow) {
