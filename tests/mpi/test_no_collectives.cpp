@@ -1,0 +1,79 @@
+// No tax: once a communicator is set up, an exchange makes no collective call of its own
+// unless it must agree before data moves (validation, hierarchical TuNA across nodes).
+// This program defines the MPI collectives a2av could call; the dynamic linker binds
+// liba2av's calls to these definitions, which count them and forward to PMPI.
+#include "harness.hpp"
+
+#include <a2av/alltoallv.hpp>
+
+#include <string>
+
+namespace {
+
+int collective_calls = 0;
+
+}  // namespace
+
+extern "C" {
+int MPI_Allreduce(const void* send, void* recv, int count, MPI_Datatype type, MPI_Op op,
+                  MPI_Comm comm) {
+  ++collective_calls;
+  return PMPI_Allreduce(send, recv, count, type, op, comm);
+}
+int MPI_Alltoall(const void* send, int send_count, MPI_Datatype send_type, void* recv,
+                 int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
+  ++collective_calls;
+  return PMPI_Alltoall(send, send_count, send_type, recv, recv_count, recv_type, comm);
+}
+int MPI_Barrier(MPI_Comm comm) {
+  ++collective_calls;
+  return PMPI_Barrier(comm);
+}
+int MPI_Allgather(const void* send, int send_count, MPI_Datatype send_type, void* recv,
+                  int recv_count, MPI_Datatype recv_type, MPI_Comm comm) {
+  ++collective_calls;
+  return PMPI_Allgather(send, send_count, send_type, recv, recv_count, recv_type, comm);
+}
+int MPI_Bcast(void* data, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  ++collective_calls;
+  return PMPI_Bcast(data, count, type, root, comm);
+}
+}
+
+namespace a2av::test {
+namespace {
+
+// Collective calls of one exchange of `spec` with fresh counts (so that nothing is reused
+// from an earlier call), after a first call that sets the communicator up.
+int collectives_per_call(const std::string& spec, std::uint64_t seed) {
+  const int size = size_of(MPI_COMM_WORLD);
+  expect_same_as_vendor(spec, uniform(size, 100, seed), MPI_COMM_WORLD, seed, 1);
+  const Matrix counts = uniform(size, 100, seed + 1);
+  const Layout l = layout_for(counts, rank_of(MPI_COMM_WORLD), seed);
+  std::vector<unsigned char> send(l.send_extent + 1), recv(l.recv_extent + 1);
+  collective_calls = 0;
+  const int code = A2AV_Alltoallv_with(spec.c_str(), send.data(), l.sendcounts.data(),
+                                       l.sdispls.data(), MPI_BYTE, recv.data(), l.recvcounts.data(),
+                                       l.rdispls.data(), MPI_BYTE, MPI_COMM_WORLD);
+  EXPECT_EQ(code, A2AV_SUCCESS) << spec << ": " << A2AV_Last_error_message();
+  return collective_calls;
+}
+
+TEST(NoTax, InBandAlgorithmsMakeNoCollectiveCall) {
+  if (size_of(MPI_COMM_WORLD) == 1) GTEST_SKIP() << "one rank agrees with nobody";
+  for (const std::string spec :
+       {"vendor", "linear", "spread_out", "scattered", "pairwise", "shared_memory", "auto",
+        "tuna:radix=2", "tuna:radix=3,batch=1", "tuna:radix=2,direct_above=10", "tuna_coalesced",
+        "tuna_staggered"})
+    EXPECT_EQ(collectives_per_call(spec, 3), 0) << spec;
+}
+
+TEST(NoTax, AgreementBeforeWhereDocumented) {
+  if (size_of(MPI_COMM_WORLD) < 4) GTEST_SKIP() << "needs two emulated nodes of two";
+  EXPECT_GE(collectives_per_call("tuna:radix=2,validate=1", 5), 1) << "validation agrees";
+  EXPECT_GE(collectives_per_call("tuna_coalesced:ranks_per_node=2", 7), 1)
+      << "hierarchical TuNA across nodes agrees before";
+}
+
+}  // namespace
+}  // namespace a2av::test
