@@ -42,6 +42,7 @@ polaris_p256_powerlaw|polaris|256|$ompi|--pattern power-law --algorithms scatter
 polaris_p64_inband|polaris|64|$ompi|--algorithms spread_out,scattered,pairwise,linear,vendor,$hier,tuna --radix 2,4,8,sqrtP,P -m 16:16384
 polaris_p64_probe|polaris|64|$ompi|--specs MPI_Alltoallv;tuna:radix=2;tuna:radix=8;tuna_coalesced --sizes 16,1024
 polaris_p256_probe|polaris|256|$ompi|--specs tuna:radix=2;tuna:radix=4;tuna:radix=32;tuna_coalesced --sizes 16,256
+polaris_p1024_inband_probe|polaris|1024|$ompi|--specs tuna:radix=2;tuna_coalesced --sizes 16
 polaris_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=2;tuna:radix=4;tuna:radix=32;tuna_coalesced --sizes 16,256
 ablation_p256_r16|polaris|256|$ompi|--radix 16 --sizes 16,256,1024 --iterations 1
 RUNS
