@@ -32,6 +32,7 @@ polaris_p1024|polaris|1024|$ompi|--no-baseline --algorithms tuna,$hier --radix 2
 polaris_p1024_mpich16|polaris|1024|$mpich|--algorithms tuna:radix=2,tuna_coalesced -m 16:16 --no-validate --warmup 0
 polaris_p4096_probe|polaris|4096|$ompi|--specs $flat;tuna:radix=64;$hier_probe --sizes 16,256
 ablation_p256_r2|polaris|256|$ompi|--radix 2 --sizes 16,256,1024 --iterations 1
+ablation_p256_r2_inband|polaris|256|$ompi|--radix 2 --sizes 16,256,1024 --iterations 1
 fugaku_p64_probe|fugaku|64|$ompi|--specs MPI_Alltoallv;tuna:radix=2;tuna_coalesced --sizes 16,1024
 fattree_p64_probe|fattree|64|$ompi|--specs MPI_Alltoallv;tuna:radix=2;tuna_coalesced --sizes 16,1024
 fugaku_p256_probe|fugaku|256|$ompi|--specs MPI_Alltoallv;scattered;$flat;tuna:radix=16;tuna:radix=256;$hier_probe --sizes 16,1024,16384
