@@ -35,6 +35,7 @@ void run_spread_out(const Exchange&, const Params&);
 void run_scattered(const Exchange&, const Params&);
 void run_pairwise(const Exchange&, const Params&);
 void run_shared_memory(const Exchange&, const Params&);
+void run_node_aware(const Exchange&, const Params&);
 void run_tuna(const Exchange&, const Params&);
 void run_tuna_coalesced(const Exchange&, const Params&);
 void run_tuna_staggered(const Exchange&, const Params&);
@@ -44,6 +45,8 @@ void run_tuna_staggered(const Exchange&, const Params&);
 using AnnounceFn = void (*)(const CommContext&, const Params&, int code, PeerErrors&);
 void announce_error_shared_memory(const CommContext& ctx, const Params&, int code,
                                   PeerErrors& peers);
+void announce_error_node_aware(const CommContext& ctx, const Params& params, int code,
+                               PeerErrors& peers);
 
 // The largest block shared_memory passes through a cell at P = size (A2AV_SHM_BYTES on this
 // rank); -1 where it has no cells.

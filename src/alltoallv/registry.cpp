@@ -54,6 +54,11 @@ const ParamSpec kBatch{"batch", 1, kNoLimit, 0,
 // Figure 7); so by default blocks above 8 KiB skip the rounds.
 const ParamSpec kDirectAbove{"direct_above", 0, std::int64_t{1} << 62, 8192,
                              "blocks larger than this many bytes travel directly, not in rounds"};
+const ParamSpec kAggregateAbove{
+    "direct_above", 0, std::int64_t{1} << 62, 2048,
+    "blocks larger than this many bytes travel directly, not aggregated (at most 1 MiB / P)"};
+const ParamSpec kAgents{"agents", 0, kNoLimit, 0,
+                        "ranks of a node that exchange with remote nodes; 0: all of them"};
 const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8,
                             "peers (nodes for hierarchical) per batch"};
 const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0,
@@ -115,6 +120,12 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
        run_shared_memory,
        no_memory,
        announce_error_shared_memory},
+      {"node_aware",
+       "ranks on several nodes: shared memory inside a node, one message per pair of nodes",
+       {kAggregateAbove, kAgents},
+       run_node_aware,
+       no_memory,
+       announce_error_node_aware},
       {"tuna",
        "tunable-radix logarithmic rounds",
        {kRadix, kBatch, kDirectAbove},

@@ -3,8 +3,10 @@
 #include "core/check.hpp"
 #include "core/per_thread.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <memory>
 
 namespace a2av {
@@ -18,6 +20,8 @@ int delete_context(MPI_Comm, int, void* value, void*) {
   contexts_deleted.fetch_add(1, std::memory_order_release);
   auto* context = static_cast<CommContext*>(value);
   for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
+  context->node_aware.clear();  // unmaps its cells
+  if (context->node != MPI_COMM_NULL) MPI_Comm_free(&context->node);
   if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
   delete context;
   return MPI_SUCCESS;
@@ -35,14 +39,19 @@ int context_keyval() {
 
 // Finds how many ranks share this node and whether nodes are equal, contiguous rank ranges.
 void find_nodes(CommContext& context) {
-  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm& node = context.node;
   check_mpi(
       MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL, &node),
       "MPI_Comm_split_type");
+  if (const int q = emulated_node_size(); q > 0) {
+    MPI_Comm group = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split(node, context.rank / q, context.rank, &group), "MPI_Comm_split");
+    MPI_Comm_free(&node);
+    node = group;
+  }
   int node_rank = 0;
   check_mpi(MPI_Comm_size(node, &context.node_size), "MPI_Comm_size");
   check_mpi(MPI_Comm_rank(node, &node_rank), "MPI_Comm_rank");
-  MPI_Comm_free(&node);
   // Contiguous and uniform: my node's ranks are [k*Q, (k+1)*Q) for Q = node_size everywhere.
   const int local_ok =
       context.size % context.node_size == 0 && context.rank % context.node_size == node_rank;
@@ -87,6 +96,14 @@ struct RecentContexts {
 };
 
 }  // namespace
+
+int emulated_node_size() {
+  static const int q = [] {
+    const char* text = std::getenv("A2AV_EMULATE_NODES");
+    return text ? std::max(0, std::atoi(text)) : 0;
+  }();
+  return q;
+}
 
 std::uint64_t contexts_generation() {
   return contexts_deleted.load(std::memory_order_acquire);

@@ -8,17 +8,20 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <utility>
 
 namespace a2av {
 
 class NodeSegment;
+struct NodeAwareCells;
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
   int rank = 0;
   int size = 1;
-  int node_size = 1;           // ranks sharing this rank's node
-  bool uniform_nodes = false;  // every node has node_size ranks, numbered contiguously
+  int node_size = 1;              // ranks sharing this rank's node
+  MPI_Comm node = MPI_COMM_NULL;  // those ranks (A2AV_EMULATE_NODES: groups of them)
+  bool uniform_nodes = false;     // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
@@ -26,7 +29,15 @@ struct CommContext {
   // call; null until then. `exchanges` counts its exchanges, the same on every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
   mutable std::uint64_t exchanges = 0;
+  // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
+  // first use.
+  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<NodeAwareCells>>
+      node_aware;
 };
+
+// A2AV_EMULATE_NODES=Q: groups of Q consecutive ranks of a node act as nodes (0 or unset:
+// the nodes MPI_COMM_TYPE_SHARED finds).
+int emulated_node_size();
 
 // The context of `comm`, created on first use (collectively).
 const CommContext& comm_context(MPI_Comm comm);

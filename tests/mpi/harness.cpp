@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -79,6 +80,12 @@ const std::vector<Generator>& generators() {
   return all;
 }
 
+bool one_node(int size) {
+  const char* emulated = std::getenv("A2AV_EMULATE_NODES");
+  const int q = emulated ? std::atoi(emulated) : 0;
+  return q <= 0 || q >= size;
+}
+
 std::vector<std::string> specs_for(int size) {
   const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
   std::set<int> radices = {2,       3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
@@ -86,9 +93,13 @@ std::vector<std::string> specs_for(int size) {
   std::vector<std::string> specs = {
       "vendor", "linear", "spread_out", "scattered:block_count=1", "scattered:block_count=4",
       "pairwise", "shared_memory", "auto", "tuna:radix=2,batch=1", "tuna",
+      // blocks aggregated between nodes, sent directly, or both; one agent per node
+      "node_aware", "node_aware:direct_above=500", "node_aware:direct_above=0",
+      "node_aware:agents=1",
       // blocks of the generators' 0..1000 bytes on both sides
       // of the threshold: some direct, some through rounds
       "tuna:radix=2,direct_above=500", "tuna:radix=3,batch=1,direct_above=0"};
+  if (!one_node(size)) std::erase(specs, "shared_memory");
   for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
   for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
     specs.push_back(std::string(h));

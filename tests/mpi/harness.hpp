@@ -33,6 +33,10 @@ Matrix one_hot(int size, std::int64_t max, std::uint64_t seed);  // everyone sen
 Matrix one_holder(int size, std::int64_t max, std::uint64_t seed);  // one rank holds all data
 const std::vector<Generator>& generators();
 
+// Whether a communicator of `size` ranks on this machine is one node to a2av (not split
+// into emulated nodes by A2AV_EMULATE_NODES): shared_memory runs only then.
+bool one_node(int size);
+
 // Every algorithm spec worth testing at this size: each algorithm, the radices
 // {2, 3, ceil(sqrt P), P-1, P, P+5}, batches, emulated nodes of 2 and 3 ranks.
 std::vector<std::string> specs_for(int size);

@@ -6,16 +6,21 @@
 #include <a2av/alltoallv.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace a2av::test {
 namespace {
 
+// Ranks per node as a2av sees it: A2AV_EMULATE_NODES if set (when it does not divide P, the
+// nodes are uneven and hierarchical TuNA runs flat, as the bound then says).
 int node_size() {
   MPI_Comm node;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   const int n = size_of(node);
   MPI_Comm_free(&node);
-  return n;
+  const char* emulated = std::getenv("A2AV_EMULATE_NODES");
+  const int q = emulated ? std::atoi(emulated) : 0;
+  return q > 0 ? std::min(q, n) : n;
 }
 
 std::int64_t largest(const Matrix& m) {
@@ -67,9 +72,12 @@ TEST(Elements, WiderElementsMatchVendor) {
 TEST(TunaLargeBlocks, MemoryDoesNotGrowWithTheBlocks) {
   // Blocks above direct_above (8 KiB by default) travel directly, so TuNA's temporary memory
   // is that of 8 KiB blocks however large the blocks are: the same peak at 64 KiB and 1 MiB,
-  // within the bound for 8 KiB blocks.
+  // within the bound for 8 KiB blocks. (Across nodes, hierarchical TuNA's aggregated copies
+  // hold every byte: it is left out there.)
   const int size = size_of(MPI_COMM_WORLD);
-  for (const std::string spec : {"tuna:radix=2", "tuna:radix=3,batch=1", "tuna_coalesced"}) {
+  std::vector<std::string> specs = {"tuna:radix=2", "tuna:radix=3,batch=1", "node_aware"};
+  if (one_node(size)) specs.push_back("tuna_coalesced");
+  for (const std::string& spec : specs) {
     std::int64_t peaks[2] = {0, 0};
     for (int i = 0; i < 2; ++i) {
       const std::int64_t block = std::int64_t{64} << (10 + 4 * i);

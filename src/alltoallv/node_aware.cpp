@@ -1,0 +1,482 @@
+// node_aware: for ranks on several nodes. Inside a node, blocks pass through shared memory;
+// between nodes, each pair of nodes exchanges one aggregated message each way, carrying
+// every block from any rank of one node to any rank of the other. The remote nodes are
+// split among a node's ranks ("agents"), so that every rank injects, not one leader.
+//
+// Each rank stages its small blocks (at most `direct_above` bytes) in its part of a
+// node-wide segment, one section per destination node: a header (its error code and the
+// size of each block) and the blocks back to back; then publishes the exchange's number.
+// The agent for remote node M sends M's sections of all its node's ranks as one message
+// (an MPI datatype over the sections where they lie, no packing copy) to its partner on M,
+// and receives M's message for its node into a slot of its part. Each rank copies its
+// blocks out of its node peers' sections and out of the agents' slots. Larger blocks travel
+// as direct messages, announced in the headers (size -(bytes+1)), as TuNA's do.
+//
+// Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
+// spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
+// Segment per rank, for the communicator's life (two sets by exchange parity, as
+// shared_memory's cells): staging of N * 64 + P * (8 + t) bytes and slots of about the same,
+// t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes. No temporary
+// memory per call.
+//
+// Errors are agreed in band: a rank that rejected its arguments publishes its code in its
+// section headers, forwards as an agent, and drops what is addressed to it. Every rank
+// reads every source's header, so every rank learns every error.
+//
+// Nodes: what MPI_COMM_TYPE_SHARED finds, or groups of A2AV_EMULATE_NODES ranks; any sizes,
+// any numbering. Where a segment cannot be made on some node (or in the SimGrid build),
+// every rank runs spread_out instead, decided together on first use.
+// Sources: Open MPI coll/han alltoallv (one partner per remote node, node-wide packing);
+// fan-tuna-configurable-alltoallv.txt, Section IV and Figure 4 (intra-node aggregation
+// before the inter-node phase; coalesced messages between nodes).
+#include "alltoallv/algorithm.hpp"
+#include "core/check.hpp"
+#include "core/environment.hpp"
+#include "core/node_segment.hpp"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace a2av {
+
+// Where every rank lives, and the geometry of this node's segment (same on all its ranks).
+struct NodeAwareCells {
+  std::vector<int> node_of, local_of;             // by rank
+  std::vector<std::vector<int>> ranks;            // by node: its ranks, ascending
+  int node = 0, local = 0;                        // this rank's
+  int agents = 0;                                 // agents per node (0: all ranks)
+  std::int64_t threshold = 0;                     // blocks up to this size are aggregated
+  std::vector<std::size_t> section_at;            // offset of each destination node's section
+  std::size_t staging_bytes = 0;                  // one parity's sections
+  std::vector<std::vector<int>> assigned;         // by local rank: its remote nodes
+  std::vector<std::vector<std::size_t>> slot_at;  // and their slots' offsets
+  std::size_t slots_bytes = 0;                    // one parity's slots, the largest
+  std::unique_ptr<NodeSegment> segment;
+  bool usable = false;  // on every node
+  std::uint64_t exchanges = 0;
+};
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+constexpr int kDirectTag = 0, kAggregateTag = 1;
+constexpr std::int64_t kStagingBudget = std::int64_t{1} << 20;  // bytes per rank and parity
+
+std::size_t round_up(std::size_t bytes) {
+  return (bytes + kLine - 1) / kLine * kLine;
+}
+
+int node_count(const NodeAwareCells& c) {
+  return static_cast<int>(c.ranks.size());
+}
+
+int node_size(const NodeAwareCells& c, int node) {
+  return static_cast<int>(c.ranks[node].size());
+}
+
+// The local rank of `node` that exchanges with `remote`: remote nodes are dealt round-robin,
+// starting after `node`, among the node's first `agents` ranks.
+int agent_of(const NodeAwareCells& c, int node, int remote) {
+  const int n = node_count(c);
+  const int q = node_size(c, node);
+  const int agents = c.agents == 0 ? q : std::min(c.agents, q);
+  return ((remote - node - 1 + n) % n) % agents;
+}
+
+// Bytes of the header of a section for `node`: the code, then one size per rank there.
+std::size_t header_bytes(int ranks) {
+  return 8 * (1 + static_cast<std::size_t>(ranks));
+}
+
+// The largest message from `from` to `to`: every rank's section for `to`, full.
+std::size_t slot_capacity(const NodeAwareCells& c, int from, int to) {
+  const std::size_t q_from = node_size(c, from), q_to = node_size(c, to);
+  return q_from * (header_bytes(q_to) + q_to * static_cast<std::size_t>(c.threshold));
+}
+
+void find_layout(const CommContext& ctx, NodeAwareCells& c) {
+  MPI_Group comm_group, node_group;
+  check_mpi(MPI_Comm_group(ctx.comm, &comm_group), "MPI_Comm_group");
+  check_mpi(MPI_Comm_group(ctx.node, &node_group), "MPI_Comm_group");
+  int first = 0, leader = 0;
+  check_mpi(MPI_Group_translate_ranks(node_group, 1, &first, comm_group, &leader),
+            "MPI_Group_translate_ranks");
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&comm_group);
+  std::vector<int> leaders(ctx.size);
+  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, ctx.comm),
+            "MPI_Allgather");
+  std::vector<int> distinct = leaders;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  c.ranks.assign(distinct.size(), {});
+  c.node_of.resize(ctx.size);
+  c.local_of.resize(ctx.size);
+  for (int r = 0; r < ctx.size; ++r) {
+    const int node = static_cast<int>(
+        std::lower_bound(distinct.begin(), distinct.end(), leaders[r]) - distinct.begin());
+    c.node_of[r] = node;
+    c.local_of[r] = static_cast<int>(c.ranks[node].size());
+    c.ranks[node].push_back(r);
+  }
+  c.node = c.node_of[ctx.rank];
+  c.local = c.local_of[ctx.rank];
+}
+
+void plan_segment(NodeAwareCells& c) {
+  const int n = node_count(c), me = c.node, q = node_size(c, me);
+  c.section_at.resize(n);
+  for (int m = 0; m < n; ++m) {
+    c.section_at[m] = c.staging_bytes;
+    const std::size_t q_m = node_size(c, m);
+    c.staging_bytes += round_up(header_bytes(q_m) + q_m * static_cast<std::size_t>(c.threshold));
+  }
+  c.assigned.assign(q, {});
+  c.slot_at.assign(q, {});
+  for (int m = 0; m < n; ++m) {
+    if (m == me) continue;
+    const int g = agent_of(c, me, m);
+    c.assigned[g].push_back(m);
+  }
+  for (int g = 0; g < q; ++g) {
+    std::size_t at = 0;
+    for (const int m : c.assigned[g]) {
+      c.slot_at[g].push_back(at);
+      at += kLine + round_up(slot_capacity(c, m, me));
+    }
+    c.slots_bytes = std::max(c.slots_bytes, at);
+  }
+}
+
+void explain(const CommContext& ctx, const NodeAwareCells& c) {
+  if (!verbose() || ctx.rank != 0) return;
+  if (c.usable)
+    std::fprintf(stderr,
+                 "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment per rank, "
+                 "blocks of up to %lld bytes aggregated\n",
+                 ctx.size, node_count(c), c.segment->part_bytes(),
+                 static_cast<long long>(c.threshold));
+  else
+    std::fprintf(
+        stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
+        c.segment->ok() ? "another node has no shared memory" : c.segment->failure().c_str());
+}
+
+// Made on the first call with this threshold (collective over the communicator).
+NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
+  const std::int64_t threshold =
+      std::min<std::int64_t>(params.at("direct_above"), kStagingBudget / ctx.size);
+  auto& made = ctx.node_aware[{threshold, params.at("agents")}];
+  if (made) return *made;
+  made = std::make_shared<NodeAwareCells>();
+  NodeAwareCells& c = *made;
+  c.threshold = threshold;
+  c.agents = static_cast<int>(params.at("agents"));
+  find_layout(ctx, c);
+  plan_segment(c);
+  c.segment =
+      std::make_unique<NodeSegment>(ctx.node, kLine + 2 * (c.staging_bytes + c.slots_bytes));
+  int usable = c.segment->ok() ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
+  c.usable = usable == 1;
+  explain(ctx, c);
+  return c;
+}
+
+std::uint64_t load(const std::uint64_t& value) {
+  return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(value))
+      .load(std::memory_order_acquire);
+}
+
+void store(std::uint64_t& value, std::uint64_t to) {
+  std::atomic_ref<std::uint64_t>(value).store(to, std::memory_order_release);
+}
+
+void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// A section's header as it lies in shared memory or in a received message.
+struct Header {
+  const std::int64_t* words;
+  std::int64_t code() const { return words[0]; }
+  std::int64_t size(int local) const { return words[1 + local]; }
+};
+
+// The bytes of a section's blocks that travel in it (sizes >= 0; < 0: sent directly).
+std::int64_t aggregated_bytes(Header h, int ranks) {
+  std::int64_t sum = 0;
+  for (int i = 0; i < ranks; ++i) sum += std::max<std::int64_t>(0, h.size(i));
+  return sum;
+}
+
+// Where block `local` lies in a section's data.
+const std::byte* block_in(Header h, int local, int ranks) {
+  const std::byte* data = reinterpret_cast<const std::byte*>(h.words) + header_bytes(ranks);
+  for (int i = 0; i < local; ++i) data += std::max<std::int64_t>(0, h.size(i));
+  return data;
+}
+
+// One exchange on one rank. `ex` is null for a rank that rejected its arguments (`code`):
+// it takes part with empty blocks and drops what is addressed to it.
+class Run {
+ public:
+  Run(const CommContext& ctx, NodeAwareCells& c, const Exchange* ex, int code, PeerErrors* peers,
+      Mismatch& mismatch)
+      : ctx_(ctx), c_(c), ex_(ex), code_(code), peers_(peers), mismatch_(mismatch) {
+    exchange_ = ++c.exchanges;
+    parity_ = exchange_ % 2;
+  }
+
+  void run() {
+    stage();
+    if (ex_) copy_self_block(*ex_);
+    post_slot_receives();
+    for (int s = 0; s < node_size(c_, c_.node); ++s)
+      if (s != c_.local) local_pending_.push_back(s);
+    for (int m = 0; m < node_count(c_); ++m)
+      if (m != c_.node) remote_pending_.push_back(m);
+    for (int idle = 0; !done();) idle = step() ? 0 : idle + 1, wait_a_little(idle);
+    if (!sends_.empty())
+      check_mpi(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE),
+                "MPI_Waitall");
+    direct_.wait_all(mismatch_);
+  }
+
+ private:
+  std::byte* part(int local) const { return c_.segment->part(local); }
+  std::uint64_t& published(int local) const {
+    return *reinterpret_cast<std::uint64_t*>(part(local));
+  }
+  std::byte* section(int local, int node) const {
+    return part(local) + kLine + parity_ * c_.staging_bytes + c_.section_at[node];
+  }
+  // Agent `local`'s slot for remote node `node`: a line (exchange, bytes), then the message.
+  std::byte* slot(int local, int node) const {
+    const auto& nodes = c_.assigned[local];
+    const std::size_t i = std::find(nodes.begin(), nodes.end(), node) - nodes.begin();
+    return part(local) + kLine + 2 * c_.staging_bytes + parity_ * c_.slots_bytes +
+           c_.slot_at[local][i];
+  }
+
+  // My sections: header and small blocks; large blocks sent directly.
+  void stage() {
+    for (int m = 0; m < node_count(c_); ++m) {
+      auto* words = reinterpret_cast<std::int64_t*>(section(c_.local, m));
+      words[0] = code_;
+      std::byte* data = section(c_.local, m) + header_bytes(node_size(c_, m));
+      for (int i = 0; i < node_size(c_, m); ++i) {
+        const int to = c_.ranks[m][i];
+        const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
+        if (bytes > c_.threshold) {
+          words[1 + i] = -(bytes + 1);
+          direct_.isend(ex_->send.at(to), bytes, to, kDirectTag, ctx_.comm);
+          continue;
+        }
+        words[1 + i] = bytes;
+        if (bytes > 0) std::memcpy(data, ex_->send.at(to), bytes);
+        data += bytes;
+      }
+    }
+    store(published(c_.local), exchange_);
+  }
+
+  int partner(int remote) const { return c_.ranks[remote][agent_of(c_, remote, c_.node)]; }
+
+  void post_slot_receives() {
+    for (const int m : c_.assigned[c_.local]) {
+      MPI_Request request;
+      check_mpi(
+          MPI_Irecv(slot(c_.local, m) + kLine, static_cast<int>(slot_capacity(c_, m, c_.node)),
+                    MPI_BYTE, partner(m), kAggregateTag, ctx_.comm, &request),
+          "MPI_Irecv");
+      slot_receives_.push_back(request);
+    }
+  }
+
+  bool all_local_published() const {
+    for (int s = 0; s < node_size(c_, c_.node); ++s)
+      if (load(published(s)) < exchange_) return false;
+    return true;
+  }
+
+  // To each remote node of mine, every local rank's section for it, as one message.
+  void send_to_remote_nodes() {
+    const int q = node_size(c_, c_.node);
+    std::vector<int> lengths(q);
+    std::vector<MPI_Aint> places(q);
+    for (const int m : c_.assigned[c_.local]) {
+      const int q_m = node_size(c_, m);
+      for (int s = 0; s < q; ++s) {
+        const Header h{reinterpret_cast<const std::int64_t*>(section(s, m))};
+        lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
+        MPI_Get_address(section(s, m), &places[s]);
+      }
+      MPI_Datatype type;
+      check_mpi(MPI_Type_create_hindexed(q, lengths.data(), places.data(), MPI_BYTE, &type),
+                "MPI_Type_create_hindexed");
+      check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+      MPI_Request request;
+      check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, partner(m), kAggregateTag, ctx_.comm, &request),
+                "MPI_Isend");
+      MPI_Type_free(&type);
+      sends_.push_back(request);
+    }
+    sent_ = true;
+  }
+
+  // Publishes the slots whose message came.
+  bool test_slot_receives() {
+    if (slots_arrived_ == slot_receives_.size()) return false;
+    int count = 0;
+    std::vector<int> done(slot_receives_.size());
+    std::vector<MPI_Status> statuses(slot_receives_.size());
+    check_mpi(MPI_Testsome(static_cast<int>(slot_receives_.size()), slot_receives_.data(), &count,
+                           done.data(), statuses.data()),
+              "MPI_Testsome");
+    for (int i = 0; i < count && count != MPI_UNDEFINED; ++i) {
+      const int m = c_.assigned[c_.local][done[i]];
+      int bytes = 0;
+      MPI_Get_count(&statuses[i], MPI_BYTE, &bytes);
+      std::byte* line = slot(c_.local, m);
+      reinterpret_cast<std::int64_t*>(line)[1] = bytes;
+      store(*reinterpret_cast<std::uint64_t*>(line), exchange_);
+      ++slots_arrived_;
+    }
+    return count > 0 && count != MPI_UNDEFINED;
+  }
+
+  // The block `from` sent me, as its header announced it (data: where it lies if aggregated).
+  void take(int from, std::int64_t code, std::int64_t size, const std::byte* data) {
+    if (code != A2AV_SUCCESS) {
+      if (peers_) peers_->note(from, static_cast<int>(code));
+      return;
+    }
+    const std::int64_t bytes = size < 0 ? -size - 1 : size;
+    if (!ex_) {
+      if (size < 0) drop_pieces(bytes, from, kDirectTag, ctx_.comm);
+      return;
+    }
+    if (bytes != ex_->recv.bytes[from]) {
+      mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
+                                 bytes, ex_->recv.bytes[from]));
+      if (size < 0) drop_pieces(bytes, from, kDirectTag, ctx_.comm);
+    } else if (size < 0) {
+      direct_.irecv(ex_->recv.at(from), bytes, from, kDirectTag, ctx_.comm);
+    } else if (bytes > 0) {
+      std::memcpy(ex_->recv.at(from), data, bytes);
+    }
+  }
+
+  bool take_local() {
+    const std::size_t before = local_pending_.size();
+    std::erase_if(local_pending_, [&](int s) {
+      if (load(published(s)) < exchange_) return false;
+      const Header h{reinterpret_cast<const std::int64_t*>(section(s, c_.node))};
+      const int q = node_size(c_, c_.node);
+      take(c_.ranks[c_.node][s], h.code(), h.size(c_.local), block_in(h, c_.local, q));
+      return true;
+    });
+    return local_pending_.size() != before;
+  }
+
+  // Walks the message from `remote` (one section per rank there) and takes my blocks.
+  void take_message(int remote, const std::byte* message, std::int64_t bytes) {
+    const int q = node_size(c_, c_.node);
+    const std::byte* at = message;
+    for (const int from : c_.ranks[remote]) {
+      const Header h{reinterpret_cast<const std::int64_t*>(at)};
+      take(from, h.code(), h.size(c_.local), block_in(h, c_.local, q));
+      at += header_bytes(q) + aggregated_bytes(h, q);
+    }
+    if (at != message + bytes)
+      fail(A2AV_ERR_MPI,
+           "node_aware: a message from node {} has {} bytes where its sections "
+           "make {}",
+           remote, bytes, at - message);
+  }
+
+  bool take_remote() {
+    const std::size_t before = remote_pending_.size();
+    std::erase_if(remote_pending_, [&](int m) {
+      const std::byte* line = slot(agent_of(c_, c_.node, m), m);
+      if (load(*reinterpret_cast<const std::uint64_t*>(line)) < exchange_) return false;
+      take_message(m, line + kLine, reinterpret_cast<const std::int64_t*>(line)[1]);
+      return true;
+    });
+    return remote_pending_.size() != before;
+  }
+
+  bool done() const {
+    return sent_ && slots_arrived_ == slot_receives_.size() && local_pending_.empty() &&
+           remote_pending_.empty();
+  }
+
+  bool step() {
+    bool moved = false;
+    if (!sent_ && all_local_published()) send_to_remote_nodes(), moved = true;
+    moved |= test_slot_receives();
+    moved |= take_local();
+    moved |= take_remote();
+    return moved;
+  }
+
+  // Spins where every rank of the node has a core, else gives the core away; lets MPI
+  // progress now and then (a peer's agent may wait for this rank's messages).
+  void wait_a_little(int idle) const {
+    if (idle == 0) return;
+    static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const bool oversubscribed = cores > 0 && ctx_.node_size > cores;
+    if (!oversubscribed && idle < 4096) return pause_briefly();
+    if (idle % 16 == 15) {
+      int found = 0;
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx_.comm, &found, MPI_STATUS_IGNORE),
+                "MPI_Iprobe");
+    }
+    if (oversubscribed) sched_yield();
+  }
+
+  const CommContext& ctx_;
+  NodeAwareCells& c_;
+  const Exchange* ex_;
+  int code_;
+  PeerErrors* peers_;
+  Mismatch& mismatch_;
+  std::uint64_t exchange_ = 0;
+  std::size_t parity_ = 0;
+  Requests direct_;
+  std::vector<MPI_Request> slot_receives_, sends_;
+  std::size_t slots_arrived_ = 0;
+  bool sent_ = false;
+  std::vector<int> local_pending_, remote_pending_;
+};
+
+}  // namespace
+
+void run_node_aware(const Exchange& ex, const Params& params) {
+  if (ex.ctx.size == 1) return copy_self_block(ex);
+  NodeAwareCells& cells = cells_of(ex.ctx, params);
+  if (!cells.usable) return run_spread_out(ex, params);
+  Run(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch).run();
+}
+
+void announce_error_node_aware(const CommContext& ctx, const Params& params, int code,
+                               PeerErrors& peers) {
+  NodeAwareCells& cells = cells_of(ctx, params);
+  if (!cells.usable) return announce_error(ctx.comm, code, peers);
+  Mismatch ignored;
+  Run(ctx, cells, nullptr, code, &peers, ignored).run();
+}
+
+}  // namespace a2av
