@@ -60,13 +60,16 @@ struct NodeAwareCells {
   std::size_t slots_bytes = 0;                    // one parity's slots, the largest
   std::unique_ptr<NodeSegment> segment;
   bool usable = false;  // on every node
-  std::uint64_t exchanges = 0;
 };
 
 namespace {
 
 constexpr std::size_t kLine = 64;
-constexpr int kDirectTag = 0, kAggregateTag = 1;
+// Direct blocks alternate between two tags by the exchange's parity: an early receive that
+// its header withdraws must not match the sender's block of the next exchange. A sender is
+// at most one exchange ahead (it needs this rank's part of the next one to get further).
+constexpr int kDirectTags[2] = {30, 31};
+constexpr int kAggregateTag = 32;
 constexpr std::int64_t kStagingBudget = std::int64_t{1} << 20;  // bytes per rank and parity
 
 std::size_t round_up(std::size_t bytes) {
@@ -235,11 +238,12 @@ class Run {
   Run(const CommContext& ctx, NodeAwareCells& c, const Exchange* ex, int code, PeerErrors* peers,
       Mismatch& mismatch)
       : ctx_(ctx), c_(c), ex_(ex), code_(code), peers_(peers), mismatch_(mismatch) {
-    exchange_ = ++c.exchanges;
+    exchange_ = ++ctx.exchanges;  // shared with shared_memory: one sequence per communicator
     parity_ = exchange_ % 2;
   }
 
   void run() {
+    post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
     post_slot_receives();
@@ -252,9 +256,11 @@ class Run {
       check_mpi(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE),
                 "MPI_Waitall");
     direct_.wait_all(mismatch_);
+    finish_early_receives();
   }
 
  private:
+  int direct_tag() const { return kDirectTags[parity_]; }
   std::byte* part(int local) const { return c_.segment->part(local); }
   std::uint64_t& published(int local) const {
     return *reinterpret_cast<std::uint64_t*>(part(local));
@@ -281,7 +287,7 @@ class Run {
         const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
         if (bytes > c_.threshold) {
           words[1 + i] = -(bytes + 1);
-          direct_.isend(ex_->send.at(to), bytes, to, kDirectTag, ctx_.comm);
+          direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
           continue;
         }
         words[1 + i] = bytes;
@@ -290,6 +296,52 @@ class Run {
       }
     }
     store(published(c_.local), exchange_);
+  }
+
+  // Large blocks this rank expects are received as soon as the call starts, so that they
+  // need not wait for their header (a node's message, for remote senders); the header then
+  // confirms the size or the receive is cancelled. Blocks beyond one message piece wait.
+  void post_early_receives() {
+    if (!ex_) return;
+    early_.assign(ctx_.size, MPI_REQUEST_NULL);
+    for (int from = 0; from < ctx_.size; ++from) {
+      const std::int64_t bytes = ex_->recv.bytes[from];
+      if (from == ctx_.rank || bytes <= c_.threshold || bytes > max_piece()) continue;
+      check_mpi(MPI_Irecv(ex_->recv.at(from), static_cast<int>(bytes), MPI_BYTE, from, direct_tag(),
+                          ctx_.comm, &early_[from]),
+                "MPI_Irecv");
+    }
+  }
+
+  // The header of `from` disagrees with the early receive: cancels it, or, if the sender's
+  // direct block already matched it, notes the mismatch and drops the block's other pieces.
+  // Returns whether the block is dealt with.
+  bool withdraw_early_receive(int from, std::int64_t size) {
+    MPI_Status status;
+    int cancelled = 0;
+    MPI_Cancel(&early_[from]);
+    MPI_Wait(&early_[from], &status);
+    MPI_Test_cancelled(&status, &cancelled);
+    if (cancelled) return false;
+    const std::int64_t bytes = size < 0 ? -size - 1 : size;
+    note_mismatch(from, bytes);
+    if (bytes > max_piece()) drop_pieces(bytes - max_piece(), from, direct_tag(), ctx_.comm);
+    return true;
+  }
+
+  void finish_early_receives() {
+    for (int from = 0; from < static_cast<int>(early_.size()); ++from) {
+      if (early_[from] == MPI_REQUEST_NULL) continue;
+      MPI_Status status;
+      int bytes = -1;
+      if (MPI_Wait(&early_[from], &status) == MPI_SUCCESS) MPI_Get_count(&status, MPI_BYTE, &bytes);
+      if (bytes != ex_->recv.bytes[from]) note_mismatch(from, bytes);
+    }
+  }
+
+  void note_mismatch(int from, std::int64_t bytes) {
+    mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from, bytes,
+                               ex_->recv.bytes[from]));
   }
 
   int partner(int remote) const { return c_.ranks[remote][agent_of(c_, remote, c_.node)]; }
@@ -359,21 +411,24 @@ class Run {
 
   // The block `from` sent me, as its header announced it (data: where it lies if aggregated).
   void take(int from, std::int64_t code, std::int64_t size, const std::byte* data) {
+    const std::int64_t bytes = size < 0 ? -size - 1 : size;
+    if (!early_.empty() && early_[from] != MPI_REQUEST_NULL) {
+      if (code == A2AV_SUCCESS && size < 0 && bytes == ex_->recv.bytes[from]) return;  // posted
+      if (withdraw_early_receive(from, size)) return;
+    }
     if (code != A2AV_SUCCESS) {
       if (peers_) peers_->note(from, static_cast<int>(code));
       return;
     }
-    const std::int64_t bytes = size < 0 ? -size - 1 : size;
     if (!ex_) {
-      if (size < 0) drop_pieces(bytes, from, kDirectTag, ctx_.comm);
+      if (size < 0) drop_pieces(bytes, from, direct_tag(), ctx_.comm);
       return;
     }
     if (bytes != ex_->recv.bytes[from]) {
-      mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
-                                 bytes, ex_->recv.bytes[from]));
-      if (size < 0) drop_pieces(bytes, from, kDirectTag, ctx_.comm);
+      note_mismatch(from, bytes);
+      if (size < 0) drop_pieces(bytes, from, direct_tag(), ctx_.comm);
     } else if (size < 0) {
-      direct_.irecv(ex_->recv.at(from), bytes, from, kDirectTag, ctx_.comm);
+      direct_.irecv(ex_->recv.at(from), bytes, from, direct_tag(), ctx_.comm);
     } else if (bytes > 0) {
       std::memcpy(ex_->recv.at(from), data, bytes);
     }
@@ -457,6 +512,7 @@ class Run {
   std::size_t parity_ = 0;
   Requests direct_;
   std::vector<MPI_Request> slot_receives_, sends_;
+  std::vector<MPI_Request> early_;  // by source; MPI_REQUEST_NULL where none
   std::size_t slots_arrived_ = 0;
   bool sent_ = false;
   std::vector<int> local_pending_, remote_pending_;

@@ -26,7 +26,8 @@ struct CommContext {
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
   // The shared_memory algorithm's cells (alltoallv/shared_memory.cpp), made on its first
-  // call; null until then. `exchanges` counts its exchanges, the same on every rank.
+  // call; null until then. `exchanges` counts its and node_aware's exchanges, the same on
+  // every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
   mutable std::uint64_t exchanges = 0;
   // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
