@@ -52,6 +52,10 @@ void announce_error_node_aware(const CommContext& ctx, const Params& params, int
 // rank); -1 where it has no cells.
 std::int64_t shared_memory_capacity(int size);
 
+// The largest block node_aware aggregates at P = size: direct_above, at most 1 MiB / P (its
+// staging budget per rank).
+std::int64_t node_aware_threshold(std::int64_t direct_above, int size);
+
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,
                                 const int*, const int*, MPI_Datatype, MPI_Comm);

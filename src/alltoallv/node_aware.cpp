@@ -174,8 +174,7 @@ void explain(const CommContext& ctx, const NodeAwareCells& c) {
 
 // Made on the first call with this threshold (collective over the communicator).
 NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
-  const std::int64_t threshold =
-      std::min<std::int64_t>(params.at("direct_above"), kStagingBudget / ctx.size);
+  const std::int64_t threshold = node_aware_threshold(params.at("direct_above"), ctx.size);
   auto& made = ctx.node_aware[{threshold, params.at("agents")}];
   if (made) return *made;
   made = std::make_shared<NodeAwareCells>();
@@ -519,6 +518,10 @@ class Run {
 };
 
 }  // namespace
+
+std::int64_t node_aware_threshold(std::int64_t direct_above, int size) {
+  return std::min<std::int64_t>(direct_above, kStagingBudget / size);
+}
 
 void run_node_aware(const Exchange& ex, const Params& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);

@@ -48,6 +48,12 @@ class Timeline {
     if (!intra && !through) node_bytes_[from / q_ % node_bytes_.size()] += bytes;
   }
 
+  // Rank `rank` works `seconds` on its own (copies), in the current phase.
+  void work(int rank, double seconds) {
+    cost_[rank] += seconds * sharing_;
+    phase_max_ = std::max(phase_max_, cost_[rank] - phase_start_[rank]);
+  }
+
   void begin_phase() {
     phase_start_ = cost_;
     phase_max_ = 0;
@@ -202,6 +208,59 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
   }
 }
 
+// node_aware on nodes of q consecutive ranks: phase 1 stages the small blocks (copied into
+// the segment; those for the node's ranks through it, like shared_memory's cells); phase 2
+// sends one message per pair of nodes, from the remote node's agent (remote nodes dealt
+// round-robin over the node's first `agents` ranks), and the large blocks directly; phase 3
+// copies the small blocks from other nodes out.
+void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
+  if (!m.shared_memory) fail(A2AV_ERR_ALGORITHM, "machine {} has no shared_memory figures", m.name);
+  const Workload& w = t.workload();
+  const int n = t.size(), nodes = (n + q - 1) / q;
+  const double small = static_cast<double>(node_aware_threshold(p.at("direct_above"), n));
+  const LinkCost copy{0, m.shared_memory->beta};
+  auto ranks_of = [&](int node) { return std::min(q, n - node * q); };
+  auto agent_of = [&](int node, int remote) {
+    const int agents =
+        p.at("agents") == 0 ? ranks_of(node) : std::min<int>(p.at("agents"), ranks_of(node));
+    return mod(remote - node - 1, nodes) % agents;
+  };
+  t.begin_phase();
+  for (int me = 0; me < t.followed(); ++me)
+    for (int d = 1; d < n; ++d) {
+      const int to = mod(me + d, n);
+      const double b = w.block(me, to);
+      if (b > small) continue;
+      if (to / q == me / q)
+        t.send(me, to, b, true, &*m.shared_memory);
+      else
+        t.work(me, copy.beta * b);
+    }
+  t.end_phase();
+  t.begin_phase();
+  for (int me = 0; me < t.followed(); ++me) {
+    const int node = me / q;
+    for (int d = 1; d < n; ++d) {
+      const int to = mod(me + d, n);
+      if (w.block(me, to) > small) t.send(me, to, w.block(me, to));
+    }
+    for (int remote = 0; remote < nodes; ++remote) {
+      if (remote == node || agent_of(node, remote) != me % q) continue;
+      double bytes = 8.0 * ranks_of(node) * (1 + ranks_of(remote));
+      for (int s = node * q; s < node * q + ranks_of(node); ++s)
+        for (int d = remote * q; d < remote * q + ranks_of(remote); ++d)
+          if (w.block(s, d) <= small) bytes += w.block(s, d);
+      t.send(me, remote * q + agent_of(remote, node), bytes);
+    }
+  }
+  t.end_phase();
+  t.begin_phase();
+  for (int me = 0; me < t.followed(); ++me)
+    for (int s = 0; s < n; ++s)
+      if (s / q != me / q && w.block(s, me) <= small) t.work(me, copy.beta * w.block(s, me));
+  t.end_phase();
+}
+
 }  // namespace
 
 Machine Machine::load(const std::string& path) {
@@ -255,6 +314,8 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     linear_phases(t, 1, in_band);
   } else if (name == "shared_memory") {
     shared_memory_phase(t, m, q);
+  } else if (name == "node_aware") {
+    node_aware_phases(t, m, p, q);
   } else if (group == 0 || group == n) {
     tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
   } else {

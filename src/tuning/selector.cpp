@@ -64,12 +64,18 @@ std::vector<std::string> model_candidates(const Machine& machine, int size, int 
     if (radix >= 2 && radix <= size) specs.push_back(fmt::format("tuna:radix={}", radix));
   if (ranks_per_node > 1 && ranks_per_node < size && size % ranks_per_node == 0)
     for (const char* h : {"tuna_coalesced", "tuna_staggered"}) specs.push_back(h);
+  if (kNodeSegments && machine.shared_memory && ranks_per_node > 1 && ranks_per_node < size)
+    specs.push_back("node_aware");
   return specs;
 }
 
 constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic considers TuNA
 
 Choice heuristic(const ExchangeStats& s) {
+  // Across nodes, one message per pair of nodes; its large blocks go directly. Every rank
+  // decides alike: all see ranks_per_node < size, or none does.
+  if (kNodeSegments && s.ranks_per_node < s.size)
+    return {"node_aware", "heuristic: ranks on several nodes"};
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
     A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
     auto [it, inserted] = by_size.try_emplace(s.size);

@@ -162,10 +162,23 @@ TEST(CostModelChoice, FollowsTheMachine) {
       << "ranks on four nodes";
 }
 
-TEST(HeuristicChoice, SharedMemoryWhenAllRanksShareANode) {
+TEST(HeuristicChoice, SharedMemoryOnOneNodeNodeAwareOnSeveral) {
   EXPECT_EQ(choose_algorithm(ExchangeStats{8, 8, 16, 8, 0}, false).spec, "shared_memory");
-  EXPECT_EQ(choose_algorithm(ExchangeStats{8, 4, 16, 8, 0}, false).spec, "spread_out");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{8, 4, 16, 8, 0}, false).spec, "node_aware");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{1024, 32, 16, 8, 0}, false).spec, "node_aware");
   EXPECT_EQ(choose_algorithm(ExchangeStats{1, 1, 16, 8, 0}, false).spec, "spread_out");
+}
+
+// Polaris-like, 16 B blocks: one message per pair of nodes beats P - 1 messages per rank
+// and TuNA's log rounds, at the scales the TuNA paper reports.
+TEST(CostModel, NodeAwareBeatsFlatAlgorithmsAcrossNodesForSmallBlocks) {
+  const Machine m = Machine::load(std::string(A2AV_SOURCE_DIR) + "/tools/machines/polaris.json");
+  for (int size : {1024, 16384}) {
+    const Workload w{size, nullptr, 16};
+    const double node_aware = predict(parse_spec("node_aware"), w, m).seconds;
+    for (const char* flat : {"spread_out", "tuna:radix=2", "tuna_coalesced"})
+      EXPECT_LT(node_aware, predict(parse_spec(flat), w, m).seconds) << size << " " << flat;
+  }
 }
 
 }  // namespace

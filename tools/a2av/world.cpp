@@ -2,6 +2,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace a2av::bench {
 namespace {
 
@@ -19,9 +22,14 @@ World find_world() {
   World w;
   MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &w.size);
-  MPI_Comm node;
+  MPI_Comm node, group;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &node);
-  MPI_Comm_size(node, &w.ranks_per_node);
+  // Nodes as the library sees them: groups of A2AV_EMULATE_NODES ranks if set (README).
+  const char* emulated = std::getenv("A2AV_EMULATE_NODES");
+  const int q = emulated ? std::max(0, std::atoi(emulated)) : 0;
+  MPI_Comm_split(node, q > 0 ? w.rank / q : 0, w.rank, &group);
+  MPI_Comm_size(group, &w.ranks_per_node);
+  MPI_Comm_free(&group);
   MPI_Comm_free(&node);
   w.mpi_library = mpi_library_version();
   return w;

@@ -8,7 +8,7 @@ namespace a2av::bench {
 struct World {
   int rank = 0;
   int size = 0;
-  int ranks_per_node = 0;   // size of this rank's MPI_COMM_TYPE_SHARED group
+  int ranks_per_node = 0;   // ranks on this rank's node (emulated: A2AV_EMULATE_NODES)
   std::string mpi_library;  // first line of MPI_Get_library_version
 };
 
