@@ -73,8 +73,11 @@ constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic consider
 
 Choice heuristic(const ExchangeStats& s) {
   // Across nodes, one message per pair of nodes; its large blocks go directly. Every rank
-  // decides alike: all see ranks_per_node < size, or none does.
-  if (kNodeSegments && s.ranks_per_node < s.size)
+  // decides alike: all see ranks_per_node < size, or none does. From 64 ranks the largest
+  // block is known: node_aware where it aggregates every block (the cost model finds TuNA
+  // better where its staging cap sends them directly).
+  if (kNodeSegments && s.ranks_per_node < s.size &&
+      (s.size < kLogarithmicFrom || s.max_block <= node_aware_threshold(2048, s.size)))
     return {"node_aware", "heuristic: ranks on several nodes"};
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
     A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"

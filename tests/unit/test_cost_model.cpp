@@ -166,6 +166,8 @@ TEST(HeuristicChoice, SharedMemoryOnOneNodeNodeAwareOnSeveral) {
   EXPECT_EQ(choose_algorithm(ExchangeStats{8, 8, 16, 8, 0}, false).spec, "shared_memory");
   EXPECT_EQ(choose_algorithm(ExchangeStats{8, 4, 16, 8, 0}, false).spec, "node_aware");
   EXPECT_EQ(choose_algorithm(ExchangeStats{1024, 32, 16, 8, 0}, false).spec, "node_aware");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{4096, 32, 1024, 8, 0}, false).spec, "tuna:radix=64")
+      << "blocks above node_aware's staging cap (256 B at P = 4096)";
   EXPECT_EQ(choose_algorithm(ExchangeStats{1, 1, 16, 8, 0}, false).spec, "spread_out");
 }
 
