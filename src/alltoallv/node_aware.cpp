@@ -33,9 +33,9 @@
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
+#include "core/spin.hpp"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -199,14 +199,6 @@ std::uint64_t load(const std::uint64_t& value) {
 
 void store(std::uint64_t& value, std::uint64_t to) {
   std::atomic_ref<std::uint64_t>(value).store(to, std::memory_order_release);
-}
-
-void pause_briefly() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 // A section's header as it lies in shared memory or in a received message.
@@ -490,15 +482,14 @@ class Run {
   // progress now and then (a peer's agent may wait for this rank's messages).
   void wait_a_little(int idle) const {
     if (idle == 0) return;
-    static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const bool oversubscribed = cores > 0 && ctx_.node_size > cores;
-    if (!oversubscribed && idle < 4096) return pause_briefly();
+    const bool shared_cores = oversubscribed(ctx_.node_size);
+    if (!shared_cores && idle < 4096) return pause_briefly();
     if (idle % 16 == 15) {
       int found = 0;
       check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx_.comm, &found, MPI_STATUS_IGNORE),
                 "MPI_Iprobe");
     }
-    if (oversubscribed) sched_yield();
+    if (shared_cores) sched_yield();
   }
 
   const CommContext& ctx_;

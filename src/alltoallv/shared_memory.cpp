@@ -24,9 +24,9 @@
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
 #include "core/per_thread.hpp"
+#include "core/spin.hpp"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -83,20 +83,6 @@ void explain(const CommContext& ctx) {
   else
     std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n", ctx.size,
                  segment.failure().c_str());
-}
-
-// More ranks than cores: a waiting rank gives its core away at once instead of spinning.
-bool oversubscribed(int ranks_on_node) {
-  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  return cores > 0 && ranks_on_node > cores;
-}
-
-void pause_briefly() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
 }
 
 class Cells {

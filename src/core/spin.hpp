@@ -1,0 +1,24 @@
+// Waiting for another rank of the node through shared memory: spin while every rank has a
+// core of its own, give the core away when they share.
+#pragma once
+
+#include <unistd.h>
+
+namespace a2av {
+
+// More ranks on the node than cores: a waiting rank should yield at once instead of spinning.
+inline bool oversubscribed(int ranks_on_node) {
+  static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && ranks_on_node > cores;
+}
+
+// One turn of a spin loop, kind to a sibling hyper-thread.
+inline void pause_briefly() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace a2av
