@@ -52,9 +52,14 @@ void announce_error_node_aware(const CommContext& ctx, const Params& params, int
 // rank); -1 where it has no cells.
 std::int64_t shared_memory_capacity(int size);
 
+// node_aware's default direct_above: blocks up to 16 KiB aggregated (docs/algorithms.md).
+inline constexpr std::int64_t kNodeAwareDirectAbove = 16384;
 // The largest block node_aware aggregates at P = size: direct_above, at most 1 MiB / P (its
 // staging budget per rank).
 std::int64_t node_aware_threshold(std::int64_t direct_above, int size);
+// The local rank of `node` (of `ranks` ranks) that exchanges with node `remote` of `nodes`:
+// remote nodes dealt round-robin, starting after `node`, over its first `agents` ranks (0: all).
+int node_aware_agent(int node, int remote, int nodes, int ranks, std::int64_t agents);
 
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,

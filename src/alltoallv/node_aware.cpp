@@ -41,23 +41,21 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 namespace a2av {
 
 // Where every rank lives, and the geometry of this node's segment (same on all its ranks).
 struct NodeAwareCells {
-  std::vector<int> node_of, local_of;             // by rank
-  std::vector<std::vector<int>> ranks;            // by node: its ranks, ascending
-  int node = 0, local = 0;                        // this rank's
-  int agents = 0;                                 // agents per node (0: all ranks)
-  std::int64_t threshold = 0;                     // blocks up to this size are aggregated
-  std::vector<std::size_t> section_at;            // offset of each destination node's section
-  std::size_t staging_bytes = 0;                  // one parity's sections
-  std::vector<std::vector<int>> assigned;         // by local rank: its remote nodes
-  std::vector<std::vector<std::size_t>> slot_at;  // and their slots' offsets
-  std::size_t slots_bytes = 0;                    // one parity's slots, the largest
+  std::vector<std::vector<int>> ranks;     // by node: its ranks, ascending
+  int node = 0, local = 0;                 // this rank's
+  int agents = 0;                          // agents per node (0: all ranks)
+  std::int64_t threshold = 0;              // blocks up to this size are aggregated
+  std::vector<std::size_t> section_at;     // offset of each destination node's section
+  std::size_t staging_bytes = 0;           // one parity's sections
+  std::vector<std::vector<int>> assigned;  // by local rank: its remote nodes
+  std::vector<std::size_t> slot_at;        // by remote node: its slot in its agent's part
+  std::size_t slots_bytes = 0;             // one parity's slots, the largest
   std::unique_ptr<NodeSegment> segment;
   bool usable = false;  // on every node
 };
@@ -84,13 +82,8 @@ int node_size(const NodeAwareCells& c, int node) {
   return static_cast<int>(c.ranks[node].size());
 }
 
-// The local rank of `node` that exchanges with `remote`: remote nodes are dealt round-robin,
-// starting after `node`, among the node's first `agents` ranks.
 int agent_of(const NodeAwareCells& c, int node, int remote) {
-  const int n = node_count(c);
-  const int q = node_size(c, node);
-  const int agents = c.agents == 0 ? q : std::min(c.agents, q);
-  return ((remote - node - 1 + n) % n) % agents;
+  return node_aware_agent(node, remote, node_count(c), node_size(c, node), c.agents);
 }
 
 // Bytes of the header of a section for `node`: the code, then one size per rank there.
@@ -120,17 +113,12 @@ void find_layout(const CommContext& ctx, NodeAwareCells& c) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   c.ranks.assign(distinct.size(), {});
-  c.node_of.resize(ctx.size);
-  c.local_of.resize(ctx.size);
   for (int r = 0; r < ctx.size; ++r) {
     const int node = static_cast<int>(
         std::lower_bound(distinct.begin(), distinct.end(), leaders[r]) - distinct.begin());
-    c.node_of[r] = node;
-    c.local_of[r] = static_cast<int>(c.ranks[node].size());
+    if (r == ctx.rank) c.node = node, c.local = static_cast<int>(c.ranks[node].size());
     c.ranks[node].push_back(r);
   }
-  c.node = c.node_of[ctx.rank];
-  c.local = c.local_of[ctx.rank];
 }
 
 void plan_segment(NodeAwareCells& c) {
@@ -142,7 +130,7 @@ void plan_segment(NodeAwareCells& c) {
     c.staging_bytes += round_up(header_bytes(q_m) + q_m * static_cast<std::size_t>(c.threshold));
   }
   c.assigned.assign(q, {});
-  c.slot_at.assign(q, {});
+  c.slot_at.assign(n, 0);
   for (int m = 0; m < n; ++m) {
     if (m == me) continue;
     const int g = agent_of(c, me, m);
@@ -151,7 +139,7 @@ void plan_segment(NodeAwareCells& c) {
   for (int g = 0; g < q; ++g) {
     std::size_t at = 0;
     for (const int m : c.assigned[g]) {
-      c.slot_at[g].push_back(at);
+      c.slot_at[m] = at;
       at += kLine + round_up(slot_capacity(c, m, me));
     }
     c.slots_bytes = std::max(c.slots_bytes, at);
@@ -259,12 +247,11 @@ class Run {
   std::byte* section(int local, int node) const {
     return part(local) + kLine + parity_ * c_.staging_bytes + c_.section_at[node];
   }
-  // Agent `local`'s slot for remote node `node`: a line (exchange, bytes), then the message.
-  std::byte* slot(int local, int node) const {
-    const auto& nodes = c_.assigned[local];
-    const std::size_t i = std::find(nodes.begin(), nodes.end(), node) - nodes.begin();
-    return part(local) + kLine + 2 * c_.staging_bytes + parity_ * c_.slots_bytes +
-           c_.slot_at[local][i];
+  // The slot for remote node `node`, in its agent's part: a line (exchange, bytes), then the
+  // message.
+  std::byte* slot(int node) const {
+    return part(agent_of(c_, c_.node, node)) + kLine + 2 * c_.staging_bytes +
+           parity_ * c_.slots_bytes + c_.slot_at[node];
   }
 
   // My sections: header and small blocks; large blocks sent directly.
@@ -340,12 +327,13 @@ class Run {
   void post_slot_receives() {
     for (const int m : c_.assigned[c_.local]) {
       MPI_Request request;
-      check_mpi(
-          MPI_Irecv(slot(c_.local, m) + kLine, static_cast<int>(slot_capacity(c_, m, c_.node)),
-                    MPI_BYTE, partner(m), kAggregateTag, ctx_.comm, &request),
-          "MPI_Irecv");
+      check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(c_, m, c_.node)),
+                          MPI_BYTE, partner(m), kAggregateTag, ctx_.comm, &request),
+                "MPI_Irecv");
       slot_receives_.push_back(request);
     }
+    done_.resize(slot_receives_.size());
+    statuses_.resize(slot_receives_.size());
   }
 
   bool all_local_published() const {
@@ -383,16 +371,14 @@ class Run {
   bool test_slot_receives() {
     if (slots_arrived_ == slot_receives_.size()) return false;
     int count = 0;
-    std::vector<int> done(slot_receives_.size());
-    std::vector<MPI_Status> statuses(slot_receives_.size());
     check_mpi(MPI_Testsome(static_cast<int>(slot_receives_.size()), slot_receives_.data(), &count,
-                           done.data(), statuses.data()),
+                           done_.data(), statuses_.data()),
               "MPI_Testsome");
     for (int i = 0; i < count && count != MPI_UNDEFINED; ++i) {
-      const int m = c_.assigned[c_.local][done[i]];
+      const int m = c_.assigned[c_.local][done_[i]];
       int bytes = 0;
-      MPI_Get_count(&statuses[i], MPI_BYTE, &bytes);
-      std::byte* line = slot(c_.local, m);
+      MPI_Get_count(&statuses_[i], MPI_BYTE, &bytes);
+      std::byte* line = slot(m);
       reinterpret_cast<std::int64_t*>(line)[1] = bytes;
       store(*reinterpret_cast<std::uint64_t*>(line), exchange_);
       ++slots_arrived_;
@@ -456,7 +442,7 @@ class Run {
   bool take_remote() {
     const std::size_t before = remote_pending_.size();
     std::erase_if(remote_pending_, [&](int m) {
-      const std::byte* line = slot(agent_of(c_, c_.node, m), m);
+      const std::byte* line = slot(m);
       if (load(*reinterpret_cast<const std::uint64_t*>(line)) < exchange_) return false;
       take_message(m, line + kLine, reinterpret_cast<const std::int64_t*>(line)[1]);
       return true;
@@ -502,6 +488,8 @@ class Run {
   std::size_t parity_ = 0;
   Requests direct_;
   std::vector<MPI_Request> slot_receives_, sends_;
+  std::vector<int> done_;  // MPI_Testsome's output, sized once
+  std::vector<MPI_Status> statuses_;
   std::vector<MPI_Request> early_;  // by source; MPI_REQUEST_NULL where none
   std::size_t slots_arrived_ = 0;
   bool sent_ = false;
@@ -509,6 +497,12 @@ class Run {
 };
 
 }  // namespace
+
+int node_aware_agent(int node, int remote, int nodes, int ranks, std::int64_t agents) {
+  const int dealt_over =
+      agents == 0 ? ranks : static_cast<int>(std::min<std::int64_t>(agents, ranks));
+  return ((remote - node - 1 + nodes) % nodes) % dealt_over;
+}
 
 std::int64_t node_aware_threshold(std::int64_t direct_above, int size) {
   return std::min<std::int64_t>(direct_above, kStagingBudget / size);

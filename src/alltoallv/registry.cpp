@@ -55,7 +55,7 @@ const ParamSpec kBatch{"batch", 1, kNoLimit, 0,
 const ParamSpec kDirectAbove{"direct_above", 0, std::int64_t{1} << 62, 8192,
                              "blocks larger than this many bytes travel directly, not in rounds"};
 const ParamSpec kAggregateAbove{
-    "direct_above", 0, std::int64_t{1} << 62, 16384,
+    "direct_above", 0, std::int64_t{1} << 62, kNodeAwareDirectAbove,
     "blocks larger than this many bytes travel directly, not aggregated (at most 1 MiB / P)"};
 const ParamSpec kAgents{"agents", 0, kNoLimit, 0,
                         "ranks of a node that exchange with remote nodes; 0: all of them"};

@@ -218,12 +218,10 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
   const Workload& w = t.workload();
   const int n = t.size(), nodes = (n + q - 1) / q;
   const double small = static_cast<double>(node_aware_threshold(p.at("direct_above"), n));
-  const LinkCost copy{0, m.shared_memory->beta};
+  const double copy_beta = m.shared_memory->beta;  // a copy into or out of the segment
   auto ranks_of = [&](int node) { return std::min(q, n - node * q); };
   auto agent_of = [&](int node, int remote) {
-    const int agents =
-        p.at("agents") == 0 ? ranks_of(node) : std::min<int>(p.at("agents"), ranks_of(node));
-    return mod(remote - node - 1, nodes) % agents;
+    return node_aware_agent(node, remote, nodes, ranks_of(node), p.at("agents"));
   };
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me)
@@ -234,7 +232,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
       if (to / q == me / q)
         t.send(me, to, b, true, &*m.shared_memory);
       else
-        t.work(me, copy.beta * b);
+        t.work(me, copy_beta * b);
     }
   t.end_phase();
   t.begin_phase();
@@ -257,7 +255,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me)
     for (int s = 0; s < n; ++s)
-      if (s / q != me / q && w.block(s, me) <= small) t.work(me, copy.beta * w.block(s, me));
+      if (s / q != me / q && w.block(s, me) <= small) t.work(me, copy_beta * w.block(s, me));
   t.end_phase();
 }
 

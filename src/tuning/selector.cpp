@@ -77,7 +77,8 @@ Choice heuristic(const ExchangeStats& s) {
   // block is known: node_aware where it aggregates every block (the cost model finds TuNA
   // better where its staging cap sends them directly).
   if (kNodeSegments && s.ranks_per_node < s.size &&
-      (s.size < kLogarithmicFrom || s.max_block <= node_aware_threshold(16384, s.size)))
+      (s.size < kLogarithmicFrom ||
+       s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
     return {"node_aware", "heuristic: ranks on several nodes"};
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
     A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"

@@ -80,10 +80,14 @@ const std::vector<Generator>& generators() {
   return all;
 }
 
-bool one_node(int size) {
+int emulated_node_size() {
   const char* emulated = std::getenv("A2AV_EMULATE_NODES");
-  const int q = emulated ? std::atoi(emulated) : 0;
-  return q <= 0 || q >= size;
+  return emulated ? std::max(0, std::atoi(emulated)) : 0;
+}
+
+bool one_node(int size) {
+  const int q = emulated_node_size();
+  return q == 0 || q >= size;
 }
 
 std::vector<std::string> specs_for(int size) {

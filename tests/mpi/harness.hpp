@@ -33,6 +33,9 @@ Matrix one_hot(int size, std::int64_t max, std::uint64_t seed);  // everyone sen
 Matrix one_holder(int size, std::int64_t max, std::uint64_t seed);  // one rank holds all data
 const std::vector<Generator>& generators();
 
+// A2AV_EMULATE_NODES, the emulated ranks per node (0: unset).
+int emulated_node_size();
+
 // Whether a communicator of `size` ranks on this machine is one node to a2av (not split
 // into emulated nodes by A2AV_EMULATE_NODES): shared_memory runs only then.
 bool one_node(int size);

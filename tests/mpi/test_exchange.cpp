@@ -6,7 +6,6 @@
 #include <a2av/alltoallv.hpp>
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace a2av::test {
 namespace {
@@ -18,8 +17,7 @@ int node_size() {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   const int n = size_of(node);
   MPI_Comm_free(&node);
-  const char* emulated = std::getenv("A2AV_EMULATE_NODES");
-  const int q = emulated ? std::atoi(emulated) : 0;
+  const int q = emulated_node_size();
   return q > 0 ? std::min(q, n) : n;
 }
 

@@ -1,9 +1,8 @@
 #include "world.hpp"
 
-#include <mpi.h>
+#include "core/comm_context.hpp"
 
-#include <algorithm>
-#include <cstdlib>
+#include <mpi.h>
 
 namespace a2av::bench {
 namespace {
@@ -25,8 +24,7 @@ World find_world() {
   MPI_Comm node, group;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &node);
   // Nodes as the library sees them: groups of A2AV_EMULATE_NODES ranks if set (README).
-  const char* emulated = std::getenv("A2AV_EMULATE_NODES");
-  const int q = emulated ? std::max(0, std::atoi(emulated)) : 0;
+  const int q = a2av::emulated_node_size();
   MPI_Comm_split(node, q > 0 ? w.rank / q : 0, w.rank, &group);
   MPI_Comm_size(group, &w.ranks_per_node);
   MPI_Comm_free(&group);
