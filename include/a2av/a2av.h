@@ -34,6 +34,11 @@ int A2AV_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MP
                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 
+/* Same arguments and semantics as MPI_Alltoall (uniform blocks), MPI_IN_PLACE included, through
+   the same selection as A2AV_Alltoallv. */
+int A2AV_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
 /* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,

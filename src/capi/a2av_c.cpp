@@ -64,6 +64,14 @@ const To* widen(const int* values, int n, std::vector<To>& out) {
   return out.data();
 }
 
+// MPI_Alltoall's blocks as MPI_Alltoallv's arrays: `count` elements for every rank, back to
+// back (a negative count stays negative, so the usual check reports it).
+void uniform(int count, int n, std::vector<MPI_Count>& counts, std::vector<MPI_Aint>& displs) {
+  counts.assign(n, count);
+  displs.resize(n);
+  for (int i = 0; i < n; ++i) displs[i] = static_cast<MPI_Aint>(i) * count;
+}
+
 }  // namespace
 
 extern "C" {
@@ -86,6 +94,18 @@ int A2AV_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return run({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm},
              nullptr);
+}
+
+int A2AV_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  int size = 0;
+  if (int rc = guarded([&] { size = a2av::comm_context(comm).size; })) return rc;
+  Widened& w = a2av::per_thread<Widened>();
+  uniform(sendcount, size, w.sendcounts, w.sdispls);
+  uniform(recvcount, size, w.recvcounts, w.rdispls);
+  const a2av::Call call{sendbuf, w.sendcounts.data(), w.sdispls.data(), sendtype, recvbuf,
+                        w.recvcounts.data(), w.rdispls.data(), recvtype, comm};
+  return run(call, nullptr);
 }
 
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Runs a command and checks how it ends, for tests of the a2av command line.
 
-    expect.py [--fail] [--match REGEX]... [--once REGEX] [--timeout S] -- COMMAND...
+    expect.py [--fail] [--match REGEX]... [--once REGEX]... [--absent REGEX]... [--timeout S]
+              -- COMMAND...
 
 Passes when the command exits zero (non-zero with --fail), within the timeout (a hang is
 a failure with its own message), and its standard output and error together match every
 --match pattern; --once patterns must match exactly once (an error reported by rank 0
-alone, not by every rank).
+alone, not by every rank); --absent patterns must not match at all.
 """
 import argparse
 import re
@@ -19,6 +20,7 @@ def main():
     parser.add_argument("--fail", action="store_true", help="expect a non-zero exit")
     parser.add_argument("--match", action="append", default=[])
     parser.add_argument("--once", action="append", default=[])
+    parser.add_argument("--absent", action="append", default=[])
     parser.add_argument("--timeout", type=float, default=60)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -41,6 +43,7 @@ def main():
         count = len(re.findall(p, output))
         if count != 1:
             problems.append(f"/{p}/ matched {count} times, expected once")
+    problems += [f"unexpected match for /{p}/" for p in args.absent if re.search(p, output)]
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)
     sys.exit(1 if problems else 0)

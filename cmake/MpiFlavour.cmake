@@ -1,0 +1,17 @@
+# Which MPI library <mpi.h> belongs to: A2AV_MPI_FLAVOUR is "Open MPI", "MPICH" or "other".
+# The preload library interposes symbols of that library only (Open MPI's Fortran bindings).
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+set(CMAKE_REQUIRED_QUIET ON)
+check_symbol_exists(OMPI_MAJOR_VERSION mpi.h A2AV_HAVE_OPEN_MPI)
+check_symbol_exists(MPICH_VERSION mpi.h A2AV_HAVE_MPICH)
+unset(CMAKE_REQUIRED_INCLUDES)
+unset(CMAKE_REQUIRED_QUIET)
+if(A2AV_HAVE_OPEN_MPI)
+  set(A2AV_MPI_FLAVOUR "Open MPI")
+elseif(A2AV_HAVE_MPICH)
+  set(A2AV_MPI_FLAVOUR "MPICH")
+else()
+  set(A2AV_MPI_FLAVOUR "other")
+endif()
+message(STATUS "a2av: built for ${A2AV_MPI_FLAVOUR} (MPI ${MPI_C_VERSION}, ${MPI_C_LIBRARIES})")

@@ -1,0 +1,69 @@
+// Fortran callers under Open MPI. Its mpif.h and `use mpi` bindings (mpi_alltoallv_ in each of
+// gfortran's and other compilers' manglings) and `use mpi_f08`'s (mpi_alltoallv_f08_) call
+// PMPI_Alltoallv themselves, so the C entry point never sees a Fortran program's exchange.
+// These take the Fortran arguments (handles as MPI_Fint, Open MPI's MPI_IN_PLACE and
+// MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
+// MPICH needs none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_) already.
+#include <mpi.h>
+// Open MPI's own declarations of its Fortran sentinels (OMPI_IS_FORTRAN_IN_PLACE, ...).
+#include <mpif-c-constants-decl.h>
+
+static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER count arrays passed as int[]");
+
+namespace {
+
+void* c_buffer(void* fortran_buffer) {
+  if (OMPI_IS_FORTRAN_IN_PLACE(fortran_buffer)) return MPI_IN_PLACE;
+  if (OMPI_IS_FORTRAN_BOTTOM(fortran_buffer)) return MPI_BOTTOM;
+  return fortran_buffer;
+}
+
+// mpi_f08's IERROR is optional: absent, the pointer is null.
+void set_ierror(MPI_Fint* ierror, int rc) {
+  if (ierror) *ierror = rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+void mpi_alltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* sdispls,
+                    const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
+                    const MPI_Fint* rdispls, const MPI_Fint* recvtype, const MPI_Fint* comm,
+                    MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls,
+                                   PMPI_Type_f2c(*sendtype), c_buffer(recvbuf), recvcounts,
+                                   rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
+}
+
+void mpi_alltoall_(void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
+                   void* recvbuf, const MPI_Fint* recvcount, const MPI_Fint* recvtype,
+                   const MPI_Fint* comm, MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Alltoall(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
+                                  c_buffer(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
+                                  PMPI_Comm_f2c(*comm)));
+}
+
+// So that the statistics are printed for Fortran programs too.
+void mpi_finalize_(MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Finalize());
+}
+
+// The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
+// INTEGER passed by reference).
+#define A2AV_FORTRAN_ALIAS(name, target) \
+  decltype(target) name __attribute__((alias(#target)));
+A2AV_FORTRAN_ALIAS(mpi_alltoallv, mpi_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_alltoallv__, mpi_alltoallv_)
+A2AV_FORTRAN_ALIAS(MPI_ALLTOALLV, mpi_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_alltoallv_f08_, mpi_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_alltoall, mpi_alltoall_)
+A2AV_FORTRAN_ALIAS(mpi_alltoall__, mpi_alltoall_)
+A2AV_FORTRAN_ALIAS(MPI_ALLTOALL, mpi_alltoall_)
+A2AV_FORTRAN_ALIAS(mpi_alltoall_f08_, mpi_alltoall_)
+A2AV_FORTRAN_ALIAS(mpi_finalize, mpi_finalize_)
+A2AV_FORTRAN_ALIAS(mpi_finalize__, mpi_finalize_)
+A2AV_FORTRAN_ALIAS(MPI_FINALIZE, mpi_finalize_)
+A2AV_FORTRAN_ALIAS(mpi_finalize_f08_, mpi_finalize_)
+
+}  // extern "C"

@@ -1,0 +1,100 @@
+# The preload library as users meet it: installed to a prefix of its own, then moved, and
+# loaded by LD_PRELOAD alone (LD_LIBRARY_PATH unset) under programs that know nothing of
+# a2av: C (tests/preload/conformance.c, in the style of the MPI test suites), Fortran through
+# mpif.h, `use mpi` and `use mpi_f08`, Python with mpi4py; under Open MPI from this build and
+# under MPICH from a build of its own. Each program checks every value (" No Errors"); the
+# statistics line shows that a2av, not the MPI library, took every call.
+
+set(_preload_out ${CMAKE_CURRENT_BINARY_DIR}/preload)
+set(_preload_expect ${Python3_EXECUTABLE} ${_tool_dir}/expect.py --timeout 100
+    --match " No Errors" --match "MPI_Alltoallv calls via [a-z]"
+    --match "MPI_Alltoall calls via [a-z]" --absent "via PMPI_")
+
+add_test(NAME preload_install
+  COMMAND sh -c "rm -rf \"$2/prefix\" \"$2/relocated\" && \"$0\" --install \"$1\" --prefix \"$2/prefix\" >/dev/null && mv \"$2/prefix\" \"$2/relocated\""
+          ${CMAKE_COMMAND} ${PROJECT_BINARY_DIR} ${_preload_out})
+set_tests_properties(preload_install PROPERTIES FIXTURES_SETUP preload_prefix LABELS preload)
+
+# a2av_preload_test(NAME <name> FIXTURE <f> PRELOAD <lib> MPIEXEC <mpiexec...> RANKS <n...>
+#                   [ENV <var=value...>] [MATCH <regex...>] COMMAND <program...>): one test
+# per rank count, <name>.np<n>.
+function(a2av_preload_test)
+  cmake_parse_arguments(T "" "NAME;FIXTURE;PRELOAD" "MPIEXEC;RANKS;ENV;MATCH;COMMAND" ${ARGN})
+  list(TRANSFORM T_MATCH PREPEND "--match;")
+  foreach(n IN LISTS T_RANKS)
+    add_test(NAME ${T_NAME}.np${n}
+      COMMAND ${_preload_expect} ${T_MATCH} -- ${T_MPIEXEC} -n ${n} env -u LD_LIBRARY_PATH
+              LD_PRELOAD=${T_PRELOAD} A2AV_PRELOAD_STATS=1 ${T_ENV} ${T_COMMAND})
+    set_tests_properties(${T_NAME}.np${n} PROPERTIES TIMEOUT 120 FIXTURES_REQUIRED ${T_FIXTURE}
+      ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
+  endforeach()
+endfunction()
+
+# Open MPI (this build).
+set(_openmpi_run FIXTURE preload_prefix PRELOAD ${_preload_out}/relocated/lib/liba2av_preload.so
+    MPIEXEC ${MPIEXEC_EXECUTABLE} ${A2AV_MPIEXEC_FLAGS})
+add_executable(conformance preload/conformance.c)
+target_link_libraries(conformance PRIVATE MPI::MPI_C)
+# The programs themselves are right: plain, the MPI library passes them.
+add_test(NAME conformance_vendor.np3
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${A2AV_MPIEXEC_FLAGS} $<TARGET_FILE:conformance>)
+set_tests_properties(conformance_vendor.np3 PROPERTIES TIMEOUT 60 LABELS "mpi;preload"
+  ENVIRONMENT "${A2AV_TEST_ENV}" PASS_REGULAR_EXPRESSION " No Errors")
+a2av_preload_test(NAME preload_c ${_openmpi_run} RANKS 1 2 3 4 5 8
+                  COMMAND $<TARGET_FILE:conformance>)
+# Each algorithm on its own (A2AV_ALGORITHM): the conformance cases through every path.
+foreach(algorithm linear scattered pairwise tuna:radix=3 tuna_coalesced shared_memory node_aware)
+  string(REGEX REPLACE "[^a-z0-9]" "_" id "${algorithm}")
+  a2av_preload_test(NAME preload_c_${id} ${_openmpi_run} RANKS 5 ENV A2AV_ALGORITHM=${algorithm}
+                    MATCH "MPI_Alltoallv calls via ${algorithm}" COMMAND $<TARGET_FILE:conformance>)
+endforeach()
+
+include(CheckLanguage)
+check_language(Fortran)
+if(CMAKE_Fortran_COMPILER)
+  enable_language(Fortran)
+  find_package(MPI COMPONENTS Fortran)
+endif()
+if(MPI_Fortran_FOUND)
+  set(_fortran_variants MPIFH USE_MPI)
+  if(MPI_Fortran_HAVE_F08_MODULE)
+    list(APPEND _fortran_variants USE_MPI_F08)
+  endif()
+  foreach(variant IN LISTS _fortran_variants)
+    string(TOLOWER "fortran_${variant}" target)
+    add_executable(${target} preload/fortran_alltoall.F90)
+    target_compile_definitions(${target} PRIVATE ${variant})
+    # mpif.h declares no interfaces; gfortran >= 10 needs this for any program using it.
+    target_compile_options(${target} PRIVATE -fallow-argument-mismatch -w)
+    target_link_libraries(${target} PRIVATE MPI::MPI_Fortran)
+    a2av_preload_test(NAME preload_${target} ${_openmpi_run} RANKS 1 3 4
+                      COMMAND $<TARGET_FILE:${target}>)
+  endforeach()
+endif()
+
+# mpi4py from Debian's python3-mpi4py (built for the distribution's default MPI, Open MPI).
+find_program(A2AV_DEBIAN_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(A2AV_DEBIAN_PYTHON)
+  a2av_preload_test(NAME preload_mpi4py ${_openmpi_run} RANKS 1 3 4
+                    COMMAND ${A2AV_DEBIAN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/preload/mpi4py_alltoall.py)
+endif()
+
+# MPICH: a build of its own (a fixture, so its build time is not the tests').
+find_program(A2AV_MPICH_CC mpicc.mpich)
+find_program(A2AV_MPICH_MPIEXEC mpiexec.mpich)
+find_program(A2AV_MPICH_FC mpifort.mpich)
+if(A2AV_MPICH_CC AND A2AV_MPICH_MPIEXEC AND A2AV_MPICH_FC)
+  set(_mpich ${_preload_out}/mpich)
+  add_test(NAME preload_mpich_build
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/build_mpich.sh ${PROJECT_SOURCE_DIR} ${_mpich})
+  set_tests_properties(preload_mpich_build PROPERTIES TIMEOUT 900 FIXTURES_SETUP preload_mpich
+    LABELS preload)
+  set(_mpich_run FIXTURE preload_mpich PRELOAD ${_mpich}/relocated/lib/liba2av_preload.so
+      MPIEXEC ${A2AV_MPICH_MPIEXEC})
+  a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3 4 COMMAND ${_mpich}/conformance)
+  foreach(variant MPIFH USE_MPI USE_MPI_F08)
+    string(TOLOWER "${variant}" name)
+    a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4
+                      COMMAND ${_mpich}/fortran_${variant})
+  endforeach()
+endif()

@@ -1,0 +1,189 @@
+/* Conformance of the all-to-all entry points, in the style of the MPI libraries' own suites
+   (MPICH test/mpi/coll): every entry point over a generator of communicators (world, a dup,
+   splits into odd sizes, reversed rank order, one-rank ones), with zero counts on some ranks,
+   MPI_IN_PLACE and derived datatypes. Every received value is checked against a formula.
+   A plain MPI program: run as is it tests the MPI library, under
+   LD_PRELOAD=liba2av_preload.so it tests a2av. Rank 0 prints " No Errors" when all passed;
+   the exit status is non-zero on any wrong value. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errors = 0;
+
+/* The k-th value that rank `from` sends to rank `to` (ranks in the communicator tested). */
+static int value(int from, int to, int k) {
+  return from * 1000003 + to * 1009 + k;
+}
+
+static void expect(int got, int want, const char* test, const char* comm_name, int at) {
+  if (got == want) return;
+  if (++errors <= 10)
+    fprintf(stderr, "%s on %s: element %d is %d, expected %d\n", test, comm_name, at, got, want);
+}
+
+/* Counts with zeros: rank 1 sends nothing at all, and about a third of the blocks are empty. */
+static int count(int from, int to) {
+  return from == 1 ? 0 : (from + 2 * to) % 3 * 2;
+}
+
+/* MPI_Alltoallv, blocks stored in reverse rank order with a gap of one element between them. */
+static void test_alltoallv(MPI_Comm comm, const char* name) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
+  int stotal = 0, rtotal = 0;
+  for (int j = size - 1; j >= 0; --j) {
+    sc[j] = count(rank, j), sd[j] = stotal, stotal += sc[j] + 1;
+    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j] + 1;
+  }
+  int *send = malloc((stotal + 1) * sizeof(int)), *recv = malloc((rtotal + 1) * sizeof(int));
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(rank, j, k);
+  for (int i = 0; i < rtotal; ++i) recv[i] = -1;
+  MPI_Alltoallv(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, comm);
+  for (int j = 0; j < size; ++j) {
+    for (int k = 0; k < rc[j]; ++k)
+      expect(recv[rd[j] + k], value(j, rank, k), "MPI_Alltoallv", name, rd[j] + k);
+    expect(recv[rd[j] + rc[j]], -1, "MPI_Alltoallv (gap untouched)", name, rd[j] + rc[j]);
+  }
+  free(send), free(recv), free(sc);
+}
+
+/* MPI_Alltoallv with MPI_IN_PLACE: symmetric counts (rank i gets from j what it sends to j). */
+static void test_alltoallv_in_place(MPI_Comm comm, const char* name) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int *counts = malloc(2 * size * sizeof(int)), *displs = counts + size, total = 0;
+  for (int j = 0; j < size; ++j) counts[j] = (rank + j) % 3, displs[j] = total, total += counts[j];
+  int* buf = malloc((total + 1) * sizeof(int));
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < counts[j]; ++k) buf[displs[j] + k] = value(rank, j, k);
+  MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, counts, displs, MPI_INT, comm);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < counts[j]; ++k)
+      expect(buf[displs[j] + k], value(j, rank, k), "MPI_Alltoallv in place", name, displs[j] + k);
+  free(buf), free(counts);
+}
+
+/* MPI_Alltoallv with different datatypes on the two sides: the sender's elements are pairs of
+   ints with a one-int hole after each (resized), the receiver takes plain ints. */
+static void test_alltoallv_derived(MPI_Comm comm, const char* name) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Datatype pair, spaced_pair;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_create_resized(pair, 0, 3 * sizeof(int), &spaced_pair);
+  MPI_Type_commit(&spaced_pair);
+  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
+  int stotal = 0, rtotal = 0;
+  for (int j = 0; j < size; ++j) {
+    sc[j] = count(rank, j) / 2, sd[j] = stotal, stotal += sc[j];    /* pairs */
+    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];        /* ints */
+  }
+  int *send = malloc((3 * stotal + 1) * sizeof(int)), *recv = malloc((rtotal + 1) * sizeof(int));
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < sc[j]; ++k) {
+      int* at = send + 3 * (sd[j] + k);
+      at[0] = value(rank, j, 2 * k), at[1] = value(rank, j, 2 * k + 1), at[2] = -7;
+    }
+  MPI_Alltoallv(send, sc, sd, spaced_pair, recv, rc, rd, MPI_INT, comm);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < rc[j]; ++k)
+      expect(recv[rd[j] + k], value(j, rank, k), "MPI_Alltoallv derived types", name, rd[j] + k);
+  MPI_Type_free(&spaced_pair);
+  MPI_Type_free(&pair);
+  free(send), free(recv), free(sc);
+}
+
+/* MPI_Alltoall: n ints per rank (n = 0 too), from a separate buffer and in place. */
+static void test_alltoall(MPI_Comm comm, const char* name, int n, int in_place) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int *send = malloc((size * n + 1) * sizeof(int)), *recv = malloc((size * n + 1) * sizeof(int));
+  int* fill = in_place ? recv : send;
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < n; ++k) fill[j * n + k] = value(rank, j, k);
+  if (in_place)
+    MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, n, MPI_INT, comm);
+  else
+    MPI_Alltoall(send, n, MPI_INT, recv, n, MPI_INT, comm);
+  const char* test = in_place ? "MPI_Alltoall in place" : "MPI_Alltoall";
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < n; ++k) expect(recv[j * n + k], value(j, rank, k), test, name, j * n + k);
+  free(send), free(recv);
+}
+
+/* MPI_Alltoall with one contiguous type of 3 ints sent, received as 3 MPI_INTs. */
+static void test_alltoall_derived(MPI_Comm comm, const char* name) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Datatype triple;
+  MPI_Type_contiguous(3, MPI_INT, &triple);
+  MPI_Type_commit(&triple);
+  int *send = malloc((3 * size) * sizeof(int)), *recv = malloc((3 * size) * sizeof(int));
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < 3; ++k) send[3 * j + k] = value(rank, j, k);
+  MPI_Alltoall(send, 1, triple, recv, 3, MPI_INT, comm);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < 3; ++k)
+      expect(recv[3 * j + k], value(j, rank, k), "MPI_Alltoall derived types", name, 3 * j + k);
+  MPI_Type_free(&triple);
+  free(send), free(recv);
+}
+
+static void test_all(MPI_Comm comm, const char* name) {
+  test_alltoallv(comm, name);
+  test_alltoallv_in_place(comm, name);
+  test_alltoallv_derived(comm, name);
+  for (int n = 0; n <= 3; n += 3) {
+    test_alltoall(comm, name, n, 0);
+    test_alltoall(comm, name, n, 1);
+  }
+  test_alltoall_derived(comm, name);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* The communicators: like MPICH's MTestGetIntracomm, each made and freed in turn. */
+  test_all(MPI_COMM_WORLD, "MPI_COMM_WORLD");
+  test_all(MPI_COMM_SELF, "MPI_COMM_SELF");
+  struct {
+    const char* name;
+    int color, key;
+  } splits[] = {
+      {"a dup of MPI_COMM_WORLD", 0, rank},
+      {"reversed rank order", 0, size - rank},
+      {"halves (odd sizes when the world is odd)", rank % 2, rank},
+      {"groups of three, reversed", rank / 3, -rank},
+      {"one rank each", rank, 0},
+  };
+  for (size_t s = 0; s < sizeof splits / sizeof splits[0]; ++s) {
+    MPI_Comm comm;
+    if (s == 0)
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    else
+      MPI_Comm_split(MPI_COMM_WORLD, splits[s].color, splits[s].key, &comm);
+    test_all(comm, splits[s].name);
+    MPI_Comm_free(&comm);
+  }
+  int total = 0;
+  MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    if (total)
+      printf(" Found %d errors\n", total);
+    else
+      printf(" No Errors\n");
+  }
+  MPI_Finalize();
+  return total != 0;
+}
