@@ -39,6 +39,16 @@ int A2AV_Alltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MP
 int A2AV_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 
+/* Same arguments and semantics as MPI_Ialltoallv: starts the exchange and returns; the caller
+   completes `request` with MPI_Wait, MPI_Test or their kin, during which the exchange
+   advances (an MPI generalized request; docs/algorithms.md, "Nonblocking"). Buffers and
+   counts must stay untouched until then. Arguments are checked on this rank only, as MPI
+   does: a rank that gets an error must not leave its peers waiting. */
+int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request);
+
 /* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,

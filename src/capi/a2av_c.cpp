@@ -9,6 +9,7 @@
 #include "core/comm_context.hpp"
 #include "core/per_thread.hpp"
 #include "driver/exchange.hpp"
+#include "driver/ialltoallv.hpp"
 
 #include <string>
 #include <vector>
@@ -103,9 +104,31 @@ int A2AV_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   Widened& w = a2av::per_thread<Widened>();
   uniform(sendcount, size, w.sendcounts, w.sdispls);
   uniform(recvcount, size, w.recvcounts, w.rdispls);
-  const a2av::Call call{sendbuf, w.sendcounts.data(), w.sdispls.data(), sendtype, recvbuf,
-                        w.recvcounts.data(), w.rdispls.data(), recvtype, comm};
+  const a2av::Call call{sendbuf, w.sendcounts.data(), w.sdispls.data(), sendtype,
+                        recvbuf, w.recvcounts.data(), w.rdispls.data(), recvtype,
+                        comm};
   return run(call, nullptr);
+}
+
+int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
+  last().result = {};
+  return guarded([&] {
+    if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
+    *request = MPI_REQUEST_NULL;
+    const int size = a2av::comm_context(comm).size;
+    Widened& w = a2av::per_thread<Widened>();
+    const a2av::Call call{
+        sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls), sendtype,
+        recvbuf, widen(recvcounts, size, w.recvcounts), widen(rdispls, size, w.rdispls), recvtype,
+        comm};
+    const a2av::NonblockingStart started = a2av::start_ialltoallv(call);
+    *request = started.request;
+    last().result.peak_temp_bytes = started.peak_temp_bytes;
+    last().algorithm = std::string("nonblocking:") + started.schedule;
+  });
 }
 
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],

@@ -31,9 +31,9 @@ void mpi_alltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* s
                     const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
                     const MPI_Fint* rdispls, const MPI_Fint* recvtype, const MPI_Fint* comm,
                     MPI_Fint* ierror) {
-  set_ierror(ierror, MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls,
-                                   PMPI_Type_f2c(*sendtype), c_buffer(recvbuf), recvcounts,
-                                   rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
+  set_ierror(ierror, MPI_Alltoallv(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
+                                   c_buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                                   PMPI_Comm_f2c(*comm)));
 }
 
 void mpi_alltoall_(void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
@@ -44,6 +44,18 @@ void mpi_alltoall_(void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sen
                                   PMPI_Comm_f2c(*comm)));
 }
 
+void mpi_ialltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* sdispls,
+                     const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
+                     const MPI_Fint* rdispls, const MPI_Fint* recvtype, const MPI_Fint* comm,
+                     MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  set_ierror(ierror,
+             MPI_Ialltoallv(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
+                            c_buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                            PMPI_Comm_f2c(*comm), &c_request));
+  *request = PMPI_Request_c2f(c_request);
+}
+
 // So that the statistics are printed for Fortran programs too.
 void mpi_finalize_(MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Finalize());
@@ -51,8 +63,7 @@ void mpi_finalize_(MPI_Fint* ierror) {
 
 // The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
 // INTEGER passed by reference).
-#define A2AV_FORTRAN_ALIAS(name, target) \
-  decltype(target) name __attribute__((alias(#target)));
+#define A2AV_FORTRAN_ALIAS(name, target) decltype(target) name __attribute__((alias(#target)));
 A2AV_FORTRAN_ALIAS(mpi_alltoallv, mpi_alltoallv_)
 A2AV_FORTRAN_ALIAS(mpi_alltoallv__, mpi_alltoallv_)
 A2AV_FORTRAN_ALIAS(MPI_ALLTOALLV, mpi_alltoallv_)
@@ -61,6 +72,10 @@ A2AV_FORTRAN_ALIAS(mpi_alltoall, mpi_alltoall_)
 A2AV_FORTRAN_ALIAS(mpi_alltoall__, mpi_alltoall_)
 A2AV_FORTRAN_ALIAS(MPI_ALLTOALL, mpi_alltoall_)
 A2AV_FORTRAN_ALIAS(mpi_alltoall_f08_, mpi_alltoall_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoallv, mpi_ialltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoallv__, mpi_ialltoallv_)
+A2AV_FORTRAN_ALIAS(MPI_IALLTOALLV, mpi_ialltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoallv_f08_, mpi_ialltoallv_)
 A2AV_FORTRAN_ALIAS(mpi_finalize, mpi_finalize_)
 A2AV_FORTRAN_ALIAS(mpi_finalize__, mpi_finalize_)
 A2AV_FORTRAN_ALIAS(MPI_FINALIZE, mpi_finalize_)

@@ -52,6 +52,50 @@ static void test_alltoallv(MPI_Comm comm, const char* name) {
   free(send), free(recv), free(sc);
 }
 
+/* MPI_Ialltoallv: two exchanges outstanding at once, a blocking MPI_Alltoallv between their
+   start and their completion, one completed by MPI_Test in a loop, the other by MPI_Wait; then
+   one in place. Same blocks as test_alltoallv. */
+static void test_ialltoallv(MPI_Comm comm, const char* name) {
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
+  int stotal = 0, rtotal = 0;
+  for (int j = 0; j < size; ++j) {
+    sc[j] = count(rank, j), sd[j] = stotal, stotal += sc[j];
+    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];
+  }
+  int *send = malloc((stotal + 1) * sizeof(int)), *recv[3];
+  for (int r = 0; r < 3; ++r) recv[r] = malloc((rtotal + 1) * sizeof(int));
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < sc[j]; ++k) send[sd[j] + k] = value(rank, j, k);
+  MPI_Request requests[2];
+  MPI_Ialltoallv(send, sc, sd, MPI_INT, recv[0], rc, rd, MPI_INT, comm, &requests[0]);
+  MPI_Ialltoallv(send, sc, sd, MPI_INT, recv[1], rc, rd, MPI_INT, comm, &requests[1]);
+  MPI_Alltoallv(send, sc, sd, MPI_INT, recv[2], rc, rd, MPI_INT, comm);
+  for (int done = 0; !done;) MPI_Test(&requests[1], &done, MPI_STATUS_IGNORE);
+  MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+  if (requests[0] != MPI_REQUEST_NULL || requests[1] != MPI_REQUEST_NULL)
+    expect(0, 1, "MPI_Ialltoallv (request freed when complete)", name, 0);
+  for (int r = 0; r < 3; ++r)
+    for (int j = 0; j < size; ++j)
+      for (int k = 0; k < rc[j]; ++k)
+        expect(recv[r][rd[j] + k], value(j, rank, k), r < 2 ? "MPI_Ialltoallv" : "MPI_Alltoallv",
+               name, rd[j] + k);
+  /* In place: the counts of test_alltoallv_in_place. */
+  for (int j = 0, total = 0; j < size; ++j) rc[j] = (rank + j) % 3, rd[j] = total, total += rc[j];
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < rc[j]; ++k) recv[0][rd[j] + k] = value(rank, j, k);
+  MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, recv[0], rc, rd, MPI_INT, comm,
+                 &requests[0]);
+  MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < rc[j]; ++k)
+      expect(recv[0][rd[j] + k], value(j, rank, k), "MPI_Ialltoallv in place", name, rd[j] + k);
+  for (int r = 0; r < 3; ++r) free(recv[r]);
+  free(send), free(sc);
+}
+
 /* MPI_Alltoallv with MPI_IN_PLACE: symmetric counts (rank i gets from j what it sends to j). */
 static void test_alltoallv_in_place(MPI_Comm comm, const char* name) {
   int rank, size;
@@ -82,8 +126,8 @@ static void test_alltoallv_derived(MPI_Comm comm, const char* name) {
   int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
   int stotal = 0, rtotal = 0;
   for (int j = 0; j < size; ++j) {
-    sc[j] = count(rank, j) / 2, sd[j] = stotal, stotal += sc[j];    /* pairs */
-    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];        /* ints */
+    sc[j] = count(rank, j) / 2, sd[j] = stotal, stotal += sc[j]; /* pairs */
+    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];     /* ints */
   }
   int *send = malloc((3 * stotal + 1) * sizeof(int)), *recv = malloc((rtotal + 1) * sizeof(int));
   for (int j = 0; j < size; ++j)
@@ -140,6 +184,7 @@ static void test_alltoall_derived(MPI_Comm comm, const char* name) {
 
 static void test_all(MPI_Comm comm, const char* name) {
   test_alltoallv(comm, name);
+  test_ialltoallv(comm, name);
   test_alltoallv_in_place(comm, name);
   test_alltoallv_derived(comm, name);
   for (int n = 0; n <= 3; n += 3) {

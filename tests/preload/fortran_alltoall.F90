@@ -1,5 +1,5 @@
-! A Fortran program as users write it: MPI_ALLTOALLV (also with MPI_IN_PLACE) and MPI_ALLTOALL,
-! every value checked. Built three times, once per way Fortran reaches MPI: include 'mpif.h'
+! A Fortran program as users write it: MPI_ALLTOALLV (also with MPI_IN_PLACE), MPI_IALLTOALLV
+! and MPI_ALLTOALL, every value checked. Built three times, once per way Fortran reaches MPI: include 'mpif.h'
 ! (default), `use mpi` (-DUSE_MPI) and `use mpi_f08` (-DUSE_MPI_F08). Rank 0 prints
 ! " No Errors" when all passed; stops with a non-zero code on any wrong value.
 program fortran_alltoall
@@ -14,6 +14,11 @@ program fortran_alltoall
 #endif
   integer :: rank, nranks, ierr, j, k, errors, total, iteration
   integer, allocatable :: sc(:), sd(:), rc(:), rd(:), sendbuf(:), recvbuf(:)
+#if defined(USE_MPI_F08)
+  type(MPI_Request) :: request
+#else
+  integer :: request
+#endif
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -44,6 +49,13 @@ program fortran_alltoall
                        MPI_COMM_WORLD, ierr)
     call check_blocks(recvbuf, rc, rd, 'MPI_ALLTOALLV')
   end do
+
+  ! Nonblocking, completed by MPI_WAIT.
+  recvbuf = -1
+  call MPI_IALLTOALLV(sendbuf, sc, sd, MPI_INTEGER, recvbuf, rc, rd, MPI_INTEGER, &
+                      MPI_COMM_WORLD, request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call check_blocks(recvbuf, rc, rd, 'MPI_IALLTOALLV')
 
   ! The same exchange in place (the counts are symmetric).
   recvbuf(1:sum(sc)) = sendbuf(1:sum(sc))

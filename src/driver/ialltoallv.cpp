@@ -1,0 +1,148 @@
+// The nonblocking exchange's one schedule so far, direct: every block its own message, all
+// receives then all sends posted when the call starts, in spread_out's order (receive from
+// rank - i, send to rank + i; fan-tuna-configurable-alltoallv.txt, Section II(d)), in the
+// caller's datatypes (MPI handles derived types, nothing is packed). With MPI_IN_PLACE the
+// blocks to send are packed first (MPI_Pack), the only temporary memory. The operation
+// behind the request tests its messages whenever the MPI library progresses.
+// Counts that disagree with the sender's show on the receiving rank as MPI_ERR_TRUNCATE from
+// MPI_Wait (a longer message) or as its own MPI_ERR_TRUNCATE (a shorter one).
+#include "driver/ialltoallv.hpp"
+
+#include "core/check.hpp"
+#include "core/comm_context.hpp"
+#include "core/progress_request.hpp"
+
+#include <vector>
+
+namespace a2av {
+namespace {
+
+constexpr int kTag = 40;  // on the private communicator; the blocking algorithms use others
+
+class DirectExchange : public Operation {
+ public:
+  explicit DirectExchange(const Call& call) {
+    const CommContext& ctx = comm_context(call.comm);
+    const int me = ctx.rank, size = ctx.size;
+    recvtype_ = call.recvtype;
+    if (call.in_place()) pack_in_place(call, ctx);
+    requests_.reserve(2 * size);
+    expected_.reserve(size);
+    for (int i = 0; i < size; ++i) {
+      const int from = (me - i + size) % size;
+      if (i == 0 && call.in_place()) continue;
+      expected_.push_back(static_cast<int>(call.recvcounts[from]));
+      post(MPI_Irecv(at(call.recvbuf, call.rdispls[from], call.recvtype),
+                     static_cast<int>(call.recvcounts[from]), call.recvtype, from, kTag, ctx.comm,
+                     &add()),
+           "MPI_Irecv");
+    }
+    for (int i = 0; i < size; ++i) {
+      const int to = (me + i) % size;
+      if (i == 0 && call.in_place()) continue;
+      if (call.in_place()) {
+        post(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to, kTag,
+                       ctx.comm, &add()),
+             "MPI_Isend");
+      } else {
+        post(MPI_Isend(at(call.sendbuf, call.sdispls[to], call.sendtype),
+                       static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag, ctx.comm,
+                       &add()),
+             "MPI_Isend");
+      }
+    }
+  }
+
+  bool progress() override {
+    // Receives come first in requests_: their statuses say how much arrived.
+    for (; next_ < requests_.size(); ++next_) {
+      int done = 0;
+      MPI_Status status;
+      const int rc = MPI_Test(&requests_[next_], &done, &status);
+      if (!done && rc == MPI_SUCCESS) return false;
+      if (rc != MPI_SUCCESS) note(rc);
+      if (next_ < expected_.size() && rc == MPI_SUCCESS) {
+        int count = 0;
+        MPI_Get_count(&status, recvtype_, &count);
+        if (count != expected_[next_]) note(MPI_ERR_TRUNCATE);
+      }
+    }
+    return true;
+  }
+
+  int error() const override { return error_; }
+  std::int64_t temp_bytes() const {
+    return static_cast<std::int64_t>(packed_.size() + requests_.capacity() * sizeof(MPI_Request) +
+                                     expected_.capacity() * sizeof(int));
+  }
+
+ private:
+  static const std::byte* at(const void* base, MPI_Aint displ, MPI_Datatype type) {
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_get_extent(type, &lb, &extent);
+    return static_cast<const std::byte*>(base) + displ * extent;
+  }
+  static std::byte* at(void* base, MPI_Aint displ, MPI_Datatype type) {
+    return const_cast<std::byte*>(at(static_cast<const void*>(base), displ, type));
+  }
+
+  MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
+
+  void post(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    for (MPI_Request& r : requests_)  // nothing is left behind in flight
+      if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
+    check_mpi(rc, what);
+  }
+
+  void note(int code) {
+    if (error_ == MPI_SUCCESS) error_ = code;
+  }
+
+  // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite.
+  void pack_in_place(const Call& call, const CommContext& ctx) {
+    packed_bytes_.assign(ctx.size, 0);
+    packed_offset_.assign(ctx.size, 0);
+    int total = 0;
+    for (int j = 0; j < ctx.size; ++j) {
+      if (j == ctx.rank) continue;  // the own block stays where it is
+      check_mpi(MPI_Pack_size(static_cast<int>(call.recvcounts[j]), call.recvtype, ctx.comm,
+                              &packed_bytes_[j]),
+                "MPI_Pack_size");
+      packed_offset_[j] = total;
+      total += packed_bytes_[j];
+    }
+    packed_.resize(total);
+    for (int j = 0; j < ctx.size; ++j) {
+      if (packed_bytes_[j] == 0) continue;  // MPI_Pack may reject an empty output buffer
+      int position = packed_offset_[j];
+      check_mpi(MPI_Pack(at(call.recvbuf, call.rdispls[j], call.recvtype),
+                         static_cast<int>(call.recvcounts[j]), call.recvtype, packed_.data(), total,
+                         &position, ctx.comm),
+                "MPI_Pack");
+    }
+  }
+
+  MPI_Datatype recvtype_ = MPI_DATATYPE_NULL;
+  std::vector<MPI_Request> requests_;  // receives, then sends
+  std::vector<int> expected_;          // elements expected by each receive
+  std::size_t next_ = 0;               // requests_[0, next_) are complete
+  std::vector<std::byte> packed_;      // MPI_IN_PLACE: the blocks to send
+  std::vector<int> packed_bytes_, packed_offset_;
+  int error_ = MPI_SUCCESS;
+};
+
+}  // namespace
+
+NonblockingStart start_ialltoallv(const Call& call) {
+  const CommContext& ctx = comm_context(call.comm);
+  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
+  CheckedCall checked;
+  check_call(call, ctx.size, checked);
+  if (checked.code != 0) throw Error(checked.code, checked.message);
+  auto exchange = std::make_unique<DirectExchange>(call);
+  const std::int64_t temp = exchange->temp_bytes();
+  return {start_request(std::move(exchange)), "direct", temp};
+}
+
+}  // namespace a2av
