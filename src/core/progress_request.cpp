@@ -105,9 +105,11 @@ bool registered() {
 
 void start(Pending* p) {
   check_mpi(MPI_Grequest_start(query, free_state, cancel, p, &p->request), "MPI_Grequest_start");
-  bool done = p->operation->progress();
-  if (!done && registered()) return pending().push_back(p);
-  while (!done) done = p->operation->progress();
+  // Not advanced here: the transfers happen inside the caller's later MPI calls, which is
+  // where computation between start and completion can hide them.
+  if (registered()) return pending().push_back(p);
+  while (!p->operation->progress()) {
+  }
   MPI_Grequest_complete(p->request);
 }
 
