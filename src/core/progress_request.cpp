@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <vector>
 
 namespace a2av {
@@ -34,6 +33,13 @@ int cancel(void*, int) {
   return MPI_SUCCESS;  // a collective cannot be cancelled; it completes as usual
 }
 
+// Runs the operation to its end and completes the request (which may free `p`).
+void finish(Pending* p) {
+  while (!p->operation->progress()) {
+  }
+  MPI_Grequest_complete(p->request);
+}
+
 #if defined(MPICH) && !defined(A2AV_SIMULATION)
 
 // MPI_Test calls poll, MPI_Wait calls wait (for one or several of our requests at once);
@@ -45,12 +51,7 @@ int poll(void* state, MPI_Status*) {
 }
 
 int wait(int count, void** states, double, MPI_Status*) {
-  for (int i = 0; i < count; ++i) {
-    auto* p = static_cast<Pending*>(states[i]);
-    while (!p->operation->progress()) {
-    }
-    MPI_Grequest_complete(p->request);
-  }
+  for (int i = 0; i < count; ++i) finish(static_cast<Pending*>(states[i]));
   return MPI_SUCCESS;
 }
 
@@ -58,8 +59,6 @@ void start(Pending* p) {
   check_mpi(MPIX_Grequest_start(query, free_state, cancel, poll, wait, p, &p->request),
             "MPIX_Grequest_start");
 }
-
-constexpr const char* kMechanism = "MPICH generalized request poll";
 
 #elif defined(OMPI_MAJOR_VERSION)
 
@@ -108,31 +107,19 @@ void start(Pending* p) {
   // Not advanced here: the transfers happen inside the caller's later MPI calls, which is
   // where computation between start and completion can hide them.
   if (registered()) return pending().push_back(p);
-  while (!p->operation->progress()) {
-  }
-  MPI_Grequest_complete(p->request);
+  finish(p);
 }
-
-constexpr const char* kMechanism = "Open MPI progress callback";
 
 #else
 
 void start(Pending* p) {
   check_mpi(MPI_Grequest_start(query, free_state, cancel, p, &p->request), "MPI_Grequest_start");
-  while (!p->operation->progress()) {
-  }
-  MPI_Grequest_complete(p->request);
+  finish(p);
 }
-
-constexpr const char* kMechanism = "completed when started";
 
 #endif
 
 }  // namespace
-
-const char* progress_mechanism() {
-  return kMechanism;
-}
 
 MPI_Request start_request(std::unique_ptr<Operation> operation) {
   auto* p = new Pending{std::move(operation)};

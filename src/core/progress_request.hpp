@@ -22,10 +22,7 @@ class Operation {
   virtual int error() const = 0;
 };
 
-// How start_request's operations advance, for reports ("mpich poll", ...).
-const char* progress_mechanism();
-
-// Makes `operation` the request's and advances it once; the request completes when it does.
+// Makes `operation` the request's; the request completes when the operation does.
 MPI_Request start_request(std::unique_ptr<Operation> operation);
 
 }  // namespace a2av

@@ -21,18 +21,19 @@ constexpr int kTag = 40;  // on the private communicator; the blocking algorithm
 
 class DirectExchange : public Operation {
  public:
-  explicit DirectExchange(const Call& call) {
-    const CommContext& ctx = comm_context(call.comm);
+  DirectExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx) {
     const int me = ctx.rank, size = ctx.size;
+    const std::int64_t send_extent = checked.send_type.extent,
+                       recv_extent = checked.recv_type.extent;
     recvtype_ = call.recvtype;
-    if (call.in_place()) pack_in_place(call, ctx);
+    if (call.in_place()) pack_in_place(call, recv_extent, ctx);
     requests_.reserve(2 * size);
     expected_.reserve(size);
     for (int i = 0; i < size; ++i) {
       const int from = (me - i + size) % size;
       if (i == 0 && call.in_place()) continue;
       expected_.push_back(static_cast<int>(call.recvcounts[from]));
-      post(MPI_Irecv(at(call.recvbuf, call.rdispls[from], call.recvtype),
+      post(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent),
                      static_cast<int>(call.recvcounts[from]), call.recvtype, from, kTag, ctx.comm,
                      &add()),
            "MPI_Irecv");
@@ -45,7 +46,7 @@ class DirectExchange : public Operation {
                        ctx.comm, &add()),
              "MPI_Isend");
       } else {
-        post(MPI_Isend(at(call.sendbuf, call.sdispls[to], call.sendtype),
+        post(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
                        static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag, ctx.comm,
                        &add()),
              "MPI_Isend");
@@ -77,13 +78,9 @@ class DirectExchange : public Operation {
   }
 
  private:
-  static const std::byte* at(const void* base, MPI_Aint displ, MPI_Datatype type) {
-    MPI_Aint lb = 0, extent = 0;
-    MPI_Type_get_extent(type, &lb, &extent);
-    return static_cast<const std::byte*>(base) + displ * extent;
-  }
-  static std::byte* at(void* base, MPI_Aint displ, MPI_Datatype type) {
-    return const_cast<std::byte*>(at(static_cast<const void*>(base), displ, type));
+  // Where a block starts: displacements count extents of the datatype, as in MPI.
+  static std::byte* at(const void* base, MPI_Aint displ, std::int64_t extent) {
+    return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
   }
 
   MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
@@ -100,7 +97,7 @@ class DirectExchange : public Operation {
   }
 
   // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite.
-  void pack_in_place(const Call& call, const CommContext& ctx) {
+  void pack_in_place(const Call& call, std::int64_t extent, const CommContext& ctx) {
     packed_bytes_.assign(ctx.size, 0);
     packed_offset_.assign(ctx.size, 0);
     int total = 0;
@@ -116,10 +113,10 @@ class DirectExchange : public Operation {
     for (int j = 0; j < ctx.size; ++j) {
       if (packed_bytes_[j] == 0) continue;  // MPI_Pack may reject an empty output buffer
       int position = packed_offset_[j];
-      check_mpi(MPI_Pack(at(call.recvbuf, call.rdispls[j], call.recvtype),
-                         static_cast<int>(call.recvcounts[j]), call.recvtype, packed_.data(), total,
-                         &position, ctx.comm),
-                "MPI_Pack");
+      check_mpi(
+          MPI_Pack(at(call.recvbuf, call.rdispls[j], extent), static_cast<int>(call.recvcounts[j]),
+                   call.recvtype, packed_.data(), total, &position, ctx.comm),
+          "MPI_Pack");
     }
   }
 
@@ -140,7 +137,7 @@ NonblockingStart start_ialltoallv(const Call& call) {
   CheckedCall checked;
   check_call(call, ctx.size, checked);
   if (checked.code != 0) throw Error(checked.code, checked.message);
-  auto exchange = std::make_unique<DirectExchange>(call);
+  auto exchange = std::make_unique<DirectExchange>(call, checked, ctx);
   const std::int64_t temp = exchange->temp_bytes();
   return {start_request(std::move(exchange)), "direct", temp};
 }
