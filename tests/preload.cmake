@@ -17,6 +17,11 @@ set_tests_properties(preload_install PROPERTIES FIXTURES_SETUP preload_prefix LA
 
 # What every program that calls MPI_Ialltoallv must show.
 set(_ialltoallv_taken "MPI_Ialltoallv calls via nonblocking:direct")
+# And the conformance program's other entry points: persistent (MPI_Alltoallv_init, or Open
+# MPI 4.1's MPIX_Alltoallv_init) and neighbourhood.
+set(_entry_points_taken "${_ialltoallv_taken}" "MPIX?_Alltoallv_init calls via [a-z]"
+    "MPI_Start \\(persistent MPI_Alltoallv\\) calls via [a-z]"
+    "MPI_Neighbor_alltoallv calls via neighbor:direct")
 
 # a2av_preload_test(NAME <name> FIXTURE <f> PRELOAD <lib> MPIEXEC <mpiexec...> RANKS <n...>
 #                   [ENV <var=value...>] [MATCH <regex...>] COMMAND <program...>): one test
@@ -44,7 +49,7 @@ add_test(NAME conformance_vendor.np3
 set_tests_properties(conformance_vendor.np3 PROPERTIES TIMEOUT 60 LABELS "mpi;preload"
   ENVIRONMENT "${A2AV_TEST_ENV}" PASS_REGULAR_EXPRESSION " No Errors")
 a2av_preload_test(NAME preload_c ${_openmpi_run} RANKS 1 2 3 4 5 8
-                  MATCH "${_ialltoallv_taken}" COMMAND $<TARGET_FILE:conformance>)
+                  MATCH ${_entry_points_taken} COMMAND $<TARGET_FILE:conformance>)
 # Each algorithm on its own (A2AV_ALGORITHM): the conformance cases through every path.
 foreach(algorithm linear scattered pairwise tuna:radix=3 tuna_coalesced shared_memory node_aware)
   string(REGEX REPLACE "[^a-z0-9]" "_" id "${algorithm}")
@@ -67,11 +72,14 @@ if(MPI_Fortran_FOUND)
     string(TOLOWER "fortran_${variant}" target)
     add_executable(${target} preload/fortran_alltoall.F90)
     target_compile_definitions(${target} PRIVATE ${variant})
+    if(A2AV_MPI_FLAVOUR STREQUAL "Open MPI")  # MPIX_ALLTOALLV_INIT, from its extensions
+      target_compile_definitions(${target} PRIVATE OPEN_MPI_EXTENSIONS)
+    endif()
     # mpif.h declares no interfaces; gfortran >= 10 needs this for any program using it.
     target_compile_options(${target} PRIVATE -fallow-argument-mismatch -w)
     target_link_libraries(${target} PRIVATE MPI::MPI_Fortran)
     a2av_preload_test(NAME preload_${target} ${_openmpi_run} RANKS 1 3 4
-                      MATCH "${_ialltoallv_taken}"
+                      MATCH ${_entry_points_taken}
                       COMMAND $<TARGET_FILE:${target}>)
   endforeach()
 endif()
@@ -96,11 +104,11 @@ if(A2AV_MPICH_CC AND A2AV_MPICH_MPIEXEC AND A2AV_MPICH_FC)
   set(_mpich_run FIXTURE preload_mpich PRELOAD ${_mpich}/relocated/lib/liba2av_preload.so
       MPIEXEC ${A2AV_MPICH_MPIEXEC})
   a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3 4
-                    MATCH "${_ialltoallv_taken}" COMMAND ${_mpich}/conformance)
+                    MATCH ${_entry_points_taken} COMMAND ${_mpich}/conformance)
   foreach(variant MPIFH USE_MPI USE_MPI_F08)
     string(TOLOWER "${variant}" name)
     a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4
-                      MATCH "${_ialltoallv_taken}"
+                      MATCH ${_entry_points_taken}
                       COMMAND ${_mpich}/fortran_${variant})
   endforeach()
 endif()

@@ -49,6 +49,15 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request);
 
+/* Same arguments and semantics as MPI_Neighbor_alltoallv on a communicator with a process
+   topology (Cartesian, graph, distributed graph): one block per edge, count and displacement
+   arrays of the in- and out-degree. Block order as MPI-4.1 Section 8.6 defines it, periodic
+   Cartesian dimensions of one or two processes included. Arguments are checked on this rank
+   only, as MPI does. */
+int A2AV_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
 /* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,

@@ -10,6 +10,7 @@
 #include "core/per_thread.hpp"
 #include "driver/exchange.hpp"
 #include "driver/ialltoallv.hpp"
+#include "driver/neighbor_alltoallv.hpp"
 
 #include <string>
 #include <vector>
@@ -131,6 +132,17 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   });
 }
 
+int A2AV_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  last().result = {};
+  return guarded([&] {
+    last().result.peak_temp_bytes = a2av::neighbor_alltoallv(
+        {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm});
+    last().algorithm = "neighbor:direct";
+  });
+}
+
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],
                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void* recvbuf,
                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
@@ -147,6 +159,7 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
                         MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
                         const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                         const char* algorithm, A2AV_Plan* plan) {
+  last().result = {};
   return guarded([&] {
     if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan pointer is null");
     *plan = nullptr;
@@ -158,6 +171,8 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
                    in_place ? std::span<const MPI_Aint>() : span_of(sdispls), sendtype, recvbuf,
                    span_of(recvcounts), span_of(rdispls), recvtype, comm,
                    {.algorithm = algorithm ? algorithm : ""})};
+    last().result.peak_temp_bytes = (*plan)->plan.peak_temp_bytes();
+    last().algorithm = (*plan)->plan.algorithm();
   });
 }
 

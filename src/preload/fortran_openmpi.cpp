@@ -3,10 +3,15 @@
 // PMPI_Alltoallv themselves, so the C entry point never sees a Fortran program's exchange.
 // These take the Fortran arguments (handles as MPI_Fint, Open MPI's MPI_IN_PLACE and
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
+// The persistent exchange needs MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
+// must reach persistent.cpp for every request the Fortran MPIX_ALLTOALLV_INIT made.
 // MPICH needs none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_) already.
 #include <mpi.h>
 // Open MPI's own declarations of its Fortran sentinels (OMPI_IS_FORTRAN_IN_PLACE, ...).
+#include <mpi-ext.h>  // MPIX_Alltoallv_init
 #include <mpif-c-constants-decl.h>
+
+#include <vector>
 
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER count arrays passed as int[]");
 
@@ -56,6 +61,45 @@ void mpi_ialltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* 
   *request = PMPI_Request_c2f(c_request);
 }
 
+void mpi_neighbor_alltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* sdispls,
+                             const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
+                             const MPI_Fint* rdispls, const MPI_Fint* recvtype,
+                             const MPI_Fint* comm, MPI_Fint* ierror) {
+  set_ierror(ierror,
+             MPI_Neighbor_alltoallv(c_buffer(sendbuf), sendcounts, sdispls,
+                                    PMPI_Type_f2c(*sendtype), c_buffer(recvbuf), recvcounts,
+                                    rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm)));
+}
+
+void mpix_alltoallv_init_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* sdispls,
+                          const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
+                          const MPI_Fint* rdispls, const MPI_Fint* recvtype, const MPI_Fint* comm,
+                          const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  set_ierror(ierror,
+             MPIX_Alltoallv_init(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
+                                 c_buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                                 PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request));
+  *request = PMPI_Request_c2f(c_request);
+}
+
+void mpi_start_(MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = PMPI_Request_f2c(*request);
+  set_ierror(ierror, MPI_Start(&c_request));
+}
+
+void mpi_startall_(const MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierror) {
+  std::vector<MPI_Request> c_requests(*count);
+  for (int i = 0; i < *count; ++i) c_requests[i] = PMPI_Request_f2c(requests[i]);
+  set_ierror(ierror, MPI_Startall(*count, c_requests.data()));
+}
+
+void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = PMPI_Request_f2c(*request);
+  set_ierror(ierror, MPI_Request_free(&c_request));
+  *request = PMPI_Request_c2f(c_request);
+}
+
 // So that the statistics are printed for Fortran programs too.
 void mpi_finalize_(MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Finalize());
@@ -76,6 +120,26 @@ A2AV_FORTRAN_ALIAS(mpi_ialltoallv, mpi_ialltoallv_)
 A2AV_FORTRAN_ALIAS(mpi_ialltoallv__, mpi_ialltoallv_)
 A2AV_FORTRAN_ALIAS(MPI_IALLTOALLV, mpi_ialltoallv_)
 A2AV_FORTRAN_ALIAS(mpi_ialltoallv_f08_, mpi_ialltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv, mpi_neighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv__, mpi_neighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(MPI_NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv_f08_, mpi_neighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpix_alltoallv_init, mpix_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpix_alltoallv_init__, mpix_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(MPIX_ALLTOALLV_INIT, mpix_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpix_alltoallv_init_f08_, mpix_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpi_start, mpi_start_)
+A2AV_FORTRAN_ALIAS(mpi_start__, mpi_start_)
+A2AV_FORTRAN_ALIAS(MPI_START, mpi_start_)
+A2AV_FORTRAN_ALIAS(mpi_start_f08_, mpi_start_)
+A2AV_FORTRAN_ALIAS(mpi_startall, mpi_startall_)
+A2AV_FORTRAN_ALIAS(mpi_startall__, mpi_startall_)
+A2AV_FORTRAN_ALIAS(MPI_STARTALL, mpi_startall_)
+A2AV_FORTRAN_ALIAS(mpi_startall_f08_, mpi_startall_)
+A2AV_FORTRAN_ALIAS(mpi_request_free, mpi_request_free_)
+A2AV_FORTRAN_ALIAS(mpi_request_free__, mpi_request_free_)
+A2AV_FORTRAN_ALIAS(MPI_REQUEST_FREE, mpi_request_free_)
+A2AV_FORTRAN_ALIAS(mpi_request_free_f08_, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(mpi_finalize, mpi_finalize_)
 A2AV_FORTRAN_ALIAS(mpi_finalize__, mpi_finalize_)
 A2AV_FORTRAN_ALIAS(MPI_FINALIZE, mpi_finalize_)

@@ -1,5 +1,7 @@
 #include "preload/routes.hpp"
 
+#include "alltoallv/algorithm.hpp"
+
 #include <mpi.h>
 
 #include <cstdio>
@@ -46,6 +48,34 @@ void print_stats() {
     std::fprintf(stderr, "a2av preload (rank 0): %ld %s calls via %s, %.6f s\n", r.calls,
                  key.first.c_str(), key.second.c_str(), r.seconds);
   if (routes().empty()) std::fprintf(stderr, "a2av preload (rank 0): no all-to-all calls\n");
+}
+
+int mpi_error_for(int a2av_code) {
+  switch (a2av_code) {
+    case A2AV_ERR_COUNTS:
+      return MPI_ERR_TRUNCATE;
+    case A2AV_ERR_DATATYPE:
+      return MPI_ERR_TYPE;
+    case A2AV_ERR_CAPACITY:
+      return MPI_ERR_NO_MEM;
+    default:
+      return MPI_ERR_OTHER;
+  }
+}
+
+void warn_once(const char* message) {
+  static bool warned = false;
+  if (!warned) std::fprintf(stderr, "a2av preload: %s; using the MPI library's own\n", message);
+  warned = true;
+}
+
+bool intracommunicator(MPI_Comm comm) {
+  int inter = 0;
+  return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
+}
+
+void use_pmpi_as_vendor() {
+  set_vendor_alltoallv(&PMPI_Alltoallv);
 }
 
 }  // namespace a2av::preload

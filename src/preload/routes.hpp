@@ -1,6 +1,9 @@
-// What the preload's entry points did: calls and time per (MPI function, route), printed by
-// rank 0 of MPI_COMM_WORLD at MPI_Finalize when A2AV_PRELOAD_STATS is set.
+// How the preload's entry points decide between a2av and the MPI library's own function, and
+// what they did: calls and time per (MPI function, route), printed by rank 0 of
+// MPI_COMM_WORLD at MPI_Finalize when A2AV_PRELOAD_STATS is set.
 #pragma once
+
+#include <a2av/a2av.h>
 
 namespace a2av::preload {
 
@@ -8,5 +11,41 @@ bool stats_enabled();
 // `route`: the algorithm that ran (A2AV_Last_algorithm) or the PMPI function called.
 void record(const char* function, const char* route, double seconds);
 void print_stats();
+
+// The MPI error class that stands for an a2av error code.
+int mpi_error_for(int a2av_code);
+// A bad A2AV_ALGORITHM should not pass unnoticed, nor flood the output.
+void warn_once(const char* message);
+bool intracommunicator(MPI_Comm comm);
+// a2av's own "vendor" algorithm must call the MPI library, never come back to the preload.
+void use_pmpi_as_vendor();
+
+// Runs `body` (returning an MPI code), recording its time under `route_or_null`, or under
+// A2AV_Last_algorithm() when null.
+template <class Body>
+int timed(const char* function, const char* route_or_null, Body body) {
+  const bool stats = stats_enabled();
+  const double start = stats ? PMPI_Wtime() : 0;
+  const int rc = body();
+  if (stats && rc == MPI_SUCCESS)
+    record(function, route_or_null ? route_or_null : A2AV_Last_algorithm(), PMPI_Wtime() - start);
+  return rc;
+}
+
+// One entry point: `a2av` (returning an A2AV_ code) where a2av takes the call, else `pmpi`.
+// Arguments a2av rejects (ARG, DATATYPE, ALGORITHM errors) go to `pmpi` as well, so the
+// program sees its MPI's own error behaviour; other errors go to the communicator's handler.
+template <class A2av, class Pmpi>
+int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi) {
+  use_pmpi_as_vendor();
+  if (!intracommunicator(comm)) return timed(function, pmpi_name, pmpi);
+  const int rc = timed(function, nullptr, a2av);
+  if (rc == A2AV_SUCCESS) return MPI_SUCCESS;
+  if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
+  if (rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM)
+    return timed(function, pmpi_name, pmpi);
+  MPI_Comm_call_errhandler(comm, mpi_error_for(rc));
+  return mpi_error_for(rc);
+}
 
 }  // namespace a2av::preload

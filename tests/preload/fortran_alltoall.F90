@@ -1,23 +1,42 @@
-! A Fortran program as users write it: MPI_ALLTOALLV (also with MPI_IN_PLACE), MPI_IALLTOALLV
-! and MPI_ALLTOALL, every value checked. Built three times, once per way Fortran reaches MPI: include 'mpif.h'
-! (default), `use mpi` (-DUSE_MPI) and `use mpi_f08` (-DUSE_MPI_F08). Rank 0 prints
-! " No Errors" when all passed; stops with a non-zero code on any wrong value.
+! A Fortran program as users write it: MPI_ALLTOALLV (also with MPI_IN_PLACE), MPI_IALLTOALLV,
+! persistent MPI_ALLTOALLV_INIT (Open MPI 4.1: MPIX_, -DOPEN_MPI_EXTENSIONS), MPI_ALLTOALL and
+! MPI_NEIGHBOR_ALLTOALLV, every value checked. Built three times, once per way Fortran reaches
+! MPI: include 'mpif.h' (default), `use mpi` (-DUSE_MPI) and `use mpi_f08` (-DUSE_MPI_F08).
+! Rank 0 prints " No Errors" when all passed; stops with a non-zero code on any wrong value.
+#if defined(OPEN_MPI_EXTENSIONS)
+#  define ALLTOALLV_INIT MPIX_ALLTOALLV_INIT
+#else
+#  define ALLTOALLV_INIT MPI_ALLTOALLV_INIT
+#endif
 program fortran_alltoall
 #if defined(USE_MPI_F08)
   use mpi_f08
+#  if defined(OPEN_MPI_EXTENSIONS)
+  use mpi_f08_ext
+#  endif
 #elif defined(USE_MPI)
   use mpi
+#  if defined(OPEN_MPI_EXTENSIONS)
+  use mpi_ext
+#  endif
 #endif
   implicit none
 #if !defined(USE_MPI_F08) && !defined(USE_MPI)
   include 'mpif.h'
+#  if defined(OPEN_MPI_EXTENSIONS)
+  include 'mpif-ext.h'
+#  endif
 #endif
-  integer :: rank, nranks, ierr, j, k, errors, total, iteration
-  integer, allocatable :: sc(:), sd(:), rc(:), rd(:), sendbuf(:), recvbuf(:)
+  integer :: rank, nranks, ierr, j, k, errors, total, iteration, below, above
+  integer, allocatable :: sc(:), sd(:), rc(:), rd(:), sendbuf(:)
+  ! Written by MPI outside the calls that name it (nonblocking and persistent requests).
+  integer, allocatable, asynchronous :: recvbuf(:)
+  integer :: ncounts_send(2), ncounts_recv(2), ndispls(2), nsend(6), nrecv(6)
 #if defined(USE_MPI_F08)
-  type(MPI_Request) :: request
+  type(MPI_Request) :: request, requests(1)
+  type(MPI_Comm) :: ring
 #else
-  integer :: request
+  integer :: request, requests(1), ring
 #endif
 
   call MPI_INIT(ierr)
@@ -57,6 +76,20 @@ program fortran_alltoall
   call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
   call check_blocks(recvbuf, rc, rd, 'MPI_IALLTOALLV')
 
+  ! Persistent: started by MPI_START then MPI_STARTALL, completed by MPI_WAIT and MPI_WAITALL.
+  call ALLTOALLV_INIT(sendbuf, sc, sd, MPI_INTEGER, recvbuf, rc, rd, MPI_INTEGER, &
+                      MPI_COMM_WORLD, MPI_INFO_NULL, request, ierr)
+  recvbuf = -1
+  call MPI_START(request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call check_blocks(recvbuf, rc, rd, 'persistent MPI_ALLTOALLV (MPI_START)')
+  recvbuf = -1
+  requests(1) = request
+  call MPI_STARTALL(1, requests, ierr)
+  call MPI_WAITALL(1, requests, MPI_STATUSES_IGNORE, ierr)
+  call check_blocks(recvbuf, rc, rd, 'persistent MPI_ALLTOALLV (MPI_STARTALL)')
+  call MPI_REQUEST_FREE(request, ierr)
+
   ! The same exchange in place (the counts are symmetric).
   recvbuf(1:sum(sc)) = sendbuf(1:sum(sc))
   call MPI_ALLTOALLV(MPI_IN_PLACE, sc, sd, MPI_INTEGER, recvbuf, rc, rd, MPI_INTEGER, &
@@ -78,6 +111,30 @@ program fortran_alltoall
   recvbuf = sendbuf
   call MPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_INTEGER, recvbuf, 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   call check_blocks(recvbuf, sc, sd, 'MPI_ALLTOALL in place')
+
+  ! MPI_NEIGHBOR_ALLTOALLV on a periodic ring: block 1 goes down, block 2 up, so what comes
+  ! from below is that rank's block 2 (s + mod(rank, 2) integers in block s).
+  call MPI_CART_CREATE(MPI_COMM_WORLD, 1, [nranks], [.true.], .false., ring, ierr)
+  call MPI_CART_SHIFT(ring, 0, 1, below, above, ierr)
+  ncounts_send = [1 + mod(rank, 2), 2 + mod(rank, 2)]
+  ncounts_recv = [2 + mod(below, 2), 1 + mod(above, 2)]
+  ndispls = [0, 3]
+  do j = 1, 2
+    do k = 1, ncounts_send(j)
+      nsend(ndispls(j) + k) = value(rank, j, k)
+    end do
+  end do
+  nrecv = -1
+  call MPI_NEIGHBOR_ALLTOALLV(nsend, ncounts_send, ndispls, MPI_INTEGER, nrecv, ncounts_recv, &
+                              ndispls, MPI_INTEGER, ring, ierr)
+  do k = 1, ncounts_recv(1)
+    if (nrecv(k) /= value(below, 2, k)) errors = errors + 1
+  end do
+  do k = 1, ncounts_recv(2)
+    if (nrecv(3 + k) /= value(above, 1, k)) errors = errors + 1
+  end do
+  if (ierr /= MPI_SUCCESS) errors = errors + 1
+  call MPI_COMM_FREE(ring, ierr)
 
   call MPI_ALLREDUCE(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then

@@ -1,0 +1,163 @@
+// MPI_Neighbor_alltoallv, direct: one message per edge, all receives then all sends posted,
+// completed together, in the caller's datatypes. Which received block is which follows
+// MPI-4.1 Section 8.6 (Example 8.10 and the advice to implementors there):
+// - Cartesian: the neighbours are, per dimension d, the one below then the one above
+//   (MPI_Cart_shift); the block a rank sends downwards arrives in its lower neighbour's
+//   block from above, and the other way round: block s lands in block s^1. In a periodic
+//   dimension of one or two processes both neighbours are the same rank (or the rank
+//   itself), which MPI libraries have long got wrong (MPI Forum issue 153): each direction
+//   has its own tag here, so nothing depends on message order.
+// - graph and distributed graph: the k-th edge from rank a to rank b carries the block to
+//   b's k-th edge from a (duplicate edges): sends and receives posted in list order on one
+//   tag, which MPI's non-overtaking rule matches in that order.
+// Memory: the neighbour lists and one request and status per edge, O(degree), never O(P).
+#include "driver/neighbor_alltoallv.hpp"
+
+#include "core/call.hpp"
+#include "core/check.hpp"
+#include "core/comm_context.hpp"
+
+#include <vector>
+
+namespace a2av {
+namespace {
+
+constexpr int kGraphTag = 41;      // on the private communicator, beside the other schedules'
+constexpr int kCartesianTag = 42;  // + the receiving block's index
+
+struct Neighbours {
+  std::vector<int> sources, destinations;
+  bool cartesian = false;
+};
+
+Neighbours cartesian_neighbours(MPI_Comm comm) {
+  int dims = 0;
+  check_mpi(MPI_Cartdim_get(comm, &dims), "MPI_Cartdim_get");
+  Neighbours n;
+  n.cartesian = true;
+  for (int d = 0; d < dims; ++d) {
+    int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+    check_mpi(MPI_Cart_shift(comm, d, 1, &below, &above), "MPI_Cart_shift");
+    n.sources.push_back(below);
+    n.sources.push_back(above);
+  }
+  n.destinations = n.sources;
+  return n;
+}
+
+Neighbours graph_neighbours(MPI_Comm comm) {
+  int rank = 0, degree = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Graph_neighbors_count(comm, rank, &degree), "MPI_Graph_neighbors_count");
+  Neighbours n;
+  n.sources.resize(degree);
+  check_mpi(MPI_Graph_neighbors(comm, rank, degree, n.sources.data()), "MPI_Graph_neighbors");
+  n.destinations = n.sources;
+  return n;
+}
+
+Neighbours distributed_graph_neighbours(MPI_Comm comm) {
+  int in = 0, out = 0, weighted = 0;
+  check_mpi(MPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted),
+            "MPI_Dist_graph_neighbors_count");
+  Neighbours n;
+  n.sources.resize(in);
+  n.destinations.resize(out);
+  // The weights are not used, but a weighted graph must be given room for them.
+  std::vector<int> in_weights(weighted ? in + 1 : 0), out_weights(weighted ? out + 1 : 0);
+  check_mpi(MPI_Dist_graph_neighbors(
+                comm, in, n.sources.data(), weighted ? in_weights.data() : MPI_UNWEIGHTED, out,
+                n.destinations.data(), weighted ? out_weights.data() : MPI_UNWEIGHTED),
+            "MPI_Dist_graph_neighbors");
+  return n;
+}
+
+Neighbours neighbours_of(MPI_Comm comm) {
+  int kind = MPI_UNDEFINED;
+  check_mpi(MPI_Topo_test(comm, &kind), "MPI_Topo_test");
+  switch (kind) {
+    case MPI_CART:
+      return cartesian_neighbours(comm);
+    case MPI_GRAPH:
+      return graph_neighbours(comm);
+    case MPI_DIST_GRAPH:
+      return distributed_graph_neighbours(comm);
+    default:
+      fail(A2AV_ERR_ARG,
+           "the communicator has no process topology (MPI_Cart_create, "
+           "MPI_Graph_create or MPI_Dist_graph_create make one)");
+  }
+}
+
+void check_side(const char* side, const void* buffer, const int* counts, const int* displs,
+                std::size_t degree) {
+  if (degree > 0 && (!counts || !displs))
+    fail(A2AV_ERR_ARG, "the {} counts or displacements are null", side);
+  for (std::size_t k = 0; k < degree; ++k) {
+    if (counts[k] < 0) fail(A2AV_ERR_ARG, "{} count {} is negative ({})", side, k, counts[k]);
+    if (counts[k] > 0 && !buffer)
+      fail(A2AV_ERR_ARG, "the {} buffer is null but block {} has data", side, k);
+  }
+}
+
+std::byte* block(const void* base, int displ, std::int64_t extent) {
+  return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
+}
+
+}  // namespace
+
+std::int64_t neighbor_alltoallv(const NeighborCall& call) {
+  if (call.sendbuf == MPI_IN_PLACE)
+    fail(A2AV_ERR_ARG, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+  const CommContext& ctx = comm_context(call.comm);
+  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
+  const Neighbours n = neighbours_of(call.comm);
+  check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size());
+  check_side("receive", call.recvbuf, call.recvcounts, call.rdispls, n.sources.size());
+  const std::int64_t send_extent = type_info(call.sendtype).extent,
+                     recv_extent = type_info(call.recvtype).extent;
+
+  std::vector<MPI_Request> requests;
+  requests.reserve(n.sources.size() + n.destinations.size());
+  auto posted = [&](int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    for (MPI_Request& r : requests)  // nothing is left behind in flight
+      if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
+    check_mpi(rc, what);
+  };
+  for (std::size_t k = 0; k < n.sources.size(); ++k) {
+    const int tag = n.cartesian ? kCartesianTag + static_cast<int>(k) : kGraphTag;
+    posted(MPI_Irecv(block(call.recvbuf, call.rdispls[k], recv_extent), call.recvcounts[k],
+                     call.recvtype, n.sources[k], tag, ctx.comm, &requests.emplace_back()),
+           "MPI_Irecv");
+  }
+  for (std::size_t s = 0; s < n.destinations.size(); ++s) {
+    const int tag = n.cartesian ? kCartesianTag + static_cast<int>(s ^ 1) : kGraphTag;
+    posted(MPI_Isend(block(call.sendbuf, call.sdispls[s], send_extent), call.sendcounts[s],
+                     call.sendtype, n.destinations[s], tag, ctx.comm, &requests.emplace_back()),
+           "MPI_Isend");
+  }
+  std::vector<MPI_Status> statuses(requests.size());
+  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  if (rc == MPI_ERR_IN_STATUS)
+    for (std::size_t k = 0; k < n.sources.size(); ++k) {
+      int error_class = MPI_SUCCESS;
+      MPI_Error_class(statuses[k].MPI_ERROR, &error_class);
+      if (error_class == MPI_ERR_TRUNCATE)
+        fail(A2AV_ERR_COUNTS, "block {} from rank {} is longer than the {} elements expected", k,
+             n.sources[k], call.recvcounts[k]);
+    }
+  check_mpi(rc, "MPI_Waitall");
+  for (std::size_t k = 0; k < n.sources.size(); ++k) {
+    int count = 0;
+    MPI_Get_count(&statuses[k], call.recvtype, &count);
+    if (n.sources[k] != MPI_PROC_NULL && count != call.recvcounts[k])
+      fail(A2AV_ERR_COUNTS, "block {} from rank {}: {} elements arrived, {} expected", k,
+           n.sources[k], count, call.recvcounts[k]);
+  }
+  return static_cast<std::int64_t>(
+      (n.sources.capacity() + n.destinations.capacity()) * sizeof(int) +
+      requests.capacity() * sizeof(MPI_Request) + statuses.capacity() * sizeof(MPI_Status));
+}
+
+}  // namespace a2av
