@@ -76,6 +76,23 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
 int A2AV_Start(A2AV_Plan plan);
 int A2AV_Plan_free(A2AV_Plan* plan);
 
+/* Sparse exchange (docs/algorithms.md, "Sparse"): this rank sends `count` messages, message i
+   being bytes[i] bytes at buffers[i] for rank destinations[i] (several for one rank arrive in
+   the order given; to itself too), and receives whatever the others send it, its sources and
+   sizes unknown beforehand. No array of the communicator's size is used (except by "dense").
+   Collective; errors are agreed across ranks. algorithm: "nbx", "grid", "dense" or "auto"
+   (NULL or "": A2AV_SPARSE_ALGORITHM, then auto). On success *received holds the messages,
+   ordered by source, until A2AV_Sparse_free; A2AV_Sparse_count and A2AV_Sparse_message read
+   them (local). */
+typedef struct A2AV_Sparse_s* A2AV_Sparse;
+int A2AV_Sparse_exchange(int count, const int destinations[], const void* const buffers[],
+                         const MPI_Count bytes[], MPI_Comm comm, const char* algorithm,
+                         A2AV_Sparse* received);
+int A2AV_Sparse_count(A2AV_Sparse received, int* count);
+int A2AV_Sparse_message(A2AV_Sparse received, int index, int* source, const void** data,
+                        MPI_Count* bytes);
+int A2AV_Sparse_free(A2AV_Sparse* received);
+
 /* General in-place exchange: on entry buf holds s(i,0)..s(i,P-1) back to back
    (sendcounts[j] elements for rank j); on exit it holds S(i) = s(0,i)..s(P-1,i)
    back to back, in source order; recvcounts (may be NULL) receives the counts.

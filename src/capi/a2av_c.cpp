@@ -11,6 +11,7 @@
 #include "driver/exchange.hpp"
 #include "driver/ialltoallv.hpp"
 #include "driver/neighbor_alltoallv.hpp"
+#include "sparse/sparse.hpp"
 
 #include <string>
 #include <vector>
@@ -191,6 +192,64 @@ int A2AV_Plan_free(A2AV_Plan* plan) {
     if (!plan) a2av::fail(A2AV_ERR_ARG, "the plan pointer is null");
     delete *plan;
     *plan = nullptr;
+  });
+}
+
+struct A2AV_Sparse_s {
+  a2av::SparseResult result;
+};
+
+int A2AV_Sparse_exchange(int count, const int destinations[], const void* const buffers[],
+                         const MPI_Count bytes[], MPI_Comm comm, const char* algorithm,
+                         A2AV_Sparse* received) {
+  last().result = {};
+  return guarded([&] {
+    if (!received) a2av::fail(A2AV_ERR_ARG, "the result pointer is null");
+    *received = nullptr;
+    std::string rejected;
+    std::vector<a2av::OutgoingMessage> messages;
+    if (count < 0)
+      rejected = fmt::format("the message count is negative ({})", count);
+    else if (count > 0 && (!destinations || !buffers || !bytes))
+      rejected = "the destinations, buffers or sizes are null";
+    for (int i = 0; i < count && rejected.empty(); ++i) {
+      if (bytes[i] < 0) rejected = fmt::format("message {} has a negative size ({})", i, bytes[i]);
+      messages.push_back({destinations[i],
+                          {static_cast<const std::byte*>(buffers[i]),
+                           static_cast<std::size_t>(std::max<MPI_Count>(bytes[i], 0))}});
+    }
+    auto result = a2av::run_sparse_exchange(messages, comm, algorithm ? algorithm : "", rejected);
+    last().result.peak_temp_bytes = result.peak_temp_bytes();
+    last().algorithm = "sparse:" + result.algorithm();
+    *received = new A2AV_Sparse_s{std::move(result)};
+  });
+}
+
+int A2AV_Sparse_count(A2AV_Sparse received, int* count) {
+  return guarded([&] {
+    if (!received || !count) a2av::fail(A2AV_ERR_ARG, "the result or the count pointer is null");
+    *count = static_cast<int>(received->result.messages().size());
+  });
+}
+
+int A2AV_Sparse_message(A2AV_Sparse received, int index, int* source, const void** data,
+                        MPI_Count* bytes) {
+  return guarded([&] {
+    if (!received) a2av::fail(A2AV_ERR_ARG, "the result is null");
+    const auto messages = received->result.messages();
+    if (index < 0 || static_cast<std::size_t>(index) >= messages.size())
+      a2av::fail(A2AV_ERR_ARG, "message {} does not exist ({} received)", index, messages.size());
+    if (source) *source = messages[index].source;
+    if (data) *data = messages[index].data.data();
+    if (bytes) *bytes = static_cast<MPI_Count>(messages[index].data.size());
+  });
+}
+
+int A2AV_Sparse_free(A2AV_Sparse* received) {
+  return guarded([&] {
+    if (!received) a2av::fail(A2AV_ERR_ARG, "the result pointer is null");
+    delete *received;
+    *received = nullptr;
   });
 }
 

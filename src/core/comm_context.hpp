@@ -30,6 +30,8 @@ struct CommContext {
   // every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
   mutable std::uint64_t exchanges = 0;
+  // Sparse exchange rounds (sparse/sparse.hpp) so far, the same on every rank.
+  mutable std::uint64_t sparse_rounds = 0;
   // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
   // first use.
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<NodeAwareCells>>

@@ -28,6 +28,7 @@ LEVELS = {
     "api": 4,  # the C++ entry points
     "capi": 4,  # the C entry points
     "preload": 4,  # the MPI_Alltoallv interposer
+    "sparse": 4,  # the sparse exchange: entry point and algorithms (dense: over the driver)
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/[^"]+"', re.M)
 

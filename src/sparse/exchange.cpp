@@ -1,0 +1,156 @@
+// a2av::sparse_exchange: checks the messages, picks the algorithm (auto: from statistics the
+// ranks agree on in one allreduce, which agrees on errors too), runs it, and orders what
+// arrived by source. docs/algorithms.md, "Sparse".
+#include "sparse/sparse.hpp"
+
+#include "core/check.hpp"
+
+#include <cstdlib>
+#include <string_view>
+
+namespace a2av {
+namespace {
+
+constexpr int kSparseTag = 50;  // and 51: rounds alternate (next_sparse_tag)
+
+enum class Algorithm { nbx, grid, dense, automatic };
+
+Algorithm parse(std::string_view name) {
+  if (name.empty()) {
+    const char* env = std::getenv("A2AV_SPARSE_ALGORITHM");
+    name = env && *env ? env : "auto";
+  }
+  if (name == "nbx") return Algorithm::nbx;
+  if (name == "grid") return Algorithm::grid;
+  if (name == "dense") return Algorithm::dense;
+  if (name == "auto") return Algorithm::automatic;
+  fail(A2AV_ERR_ALGORITHM, "unknown sparse exchange algorithm '{}' (nbx, grid, dense, auto)", name);
+}
+
+const char* name_of(Algorithm a) {
+  switch (a) {
+    case Algorithm::nbx:
+      return "nbx";
+    case Algorithm::grid:
+      return "grid";
+    case Algorithm::dense:
+      return "dense";
+    default:
+      return "auto";
+  }
+}
+
+// This rank's messages as parcels, or the reason they are not.
+Fault check(std::span<const OutgoingMessage> messages, const CommContext& ctx,
+            std::string_view rejected, std::vector<Parcel>& parcels) {
+  if (!rejected.empty()) return {A2AV_ERR_ARG, ctx.rank, std::string(rejected)};
+  parcels.reserve(messages.size());
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const OutgoingMessage& m = messages[i];
+    if (m.destination < 0 || m.destination >= ctx.size)
+      return {A2AV_ERR_ARG, ctx.rank,
+              fmt::format("message {} goes to rank {}, outside the communicator of {} ranks", i,
+                          m.destination, ctx.size)};
+    if (!m.data.data() && !m.data.empty())
+      return {A2AV_ERR_ARG, ctx.rank, fmt::format("message {} has no data but a size", i)};
+    parcels.push_back(
+        {m.destination, ctx.rank, m.data.data(), static_cast<std::int64_t>(m.data.size())});
+  }
+  return {};
+}
+
+// auto's choice from the largest message count and byte total of any rank, P and C =
+// ceil(sqrt(P)): dense when some rank sends to half the ranks or more (the dense algorithms'
+// O(P) costs are then paid anyway); the grid when ranks send more than 2C small messages (its
+// 2C aggregated messages beat that many); NBX otherwise.
+Algorithm choose(std::int64_t max_messages, std::int64_t max_bytes, int size) {
+  if (size > 1 && 2 * max_messages >= size) return Algorithm::dense;
+  int columns = 1;
+  while (columns * columns < size) ++columns;
+  const bool small = max_messages > 0 && max_bytes / max_messages <= 1024;
+  if (max_messages > 2 * columns && small) return Algorithm::grid;
+  return Algorithm::nbx;
+}
+
+// One allreduce: the statistics auto needs, and the error with the highest code from the
+// lowest rank (encoded as code << 32 | P - 1 - rank, so that MAX picks it).
+Algorithm agree_on_choice(const std::vector<Parcel>& parcels, const CommContext& ctx,
+                          Fault& local) {
+  std::int64_t bytes = 0;
+  for (const Parcel& p : parcels) bytes += p.bytes;
+  std::int64_t values[3] = {
+      static_cast<std::int64_t>(parcels.size()), bytes,
+      local ? (std::int64_t{local.code} << 32) | (ctx.size - 1 - ctx.rank) : 0};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, ctx.comm),
+            "MPI_Allreduce");
+  if (values[2]) {
+    const int rank = ctx.size - 1 - static_cast<int>(values[2] & 0xffffffff);
+    local = {static_cast<int>(values[2] >> 32), rank, rank == ctx.rank ? local.message : ""};
+  }
+  return choose(values[0], values[1], ctx.size);
+}
+
+}  // namespace
+
+void Fault::raise(int my_rank) const {
+  if (rank == my_rank && !message.empty()) throw Error(code, message);
+  throw Error(
+      code, fmt::format("rank {} gave the sparse exchange a bad argument (error {})", rank, code));
+}
+
+std::byte* Inbox::slot(int source, std::int64_t bytes) {
+  const auto offset = static_cast<std::int64_t>(storage_.size());
+  storage_.resize(storage_.size() + static_cast<std::size_t>(bytes));
+  records_.push_back({source, offset, bytes});
+  return storage_.data() + offset;
+}
+
+SparseResult SparseResultBuilder::build(Inbox&& inbox, std::string algorithm,
+                                        std::int64_t peak_temp_bytes) {
+  std::stable_sort(inbox.records_.begin(), inbox.records_.end(),
+                   [](const auto& a, const auto& b) { return a.source < b.source; });
+  SparseResult result;
+  result.storage_ = std::move(inbox.storage_);
+  result.messages_.reserve(inbox.records_.size());
+  for (const auto& r : inbox.records_)
+    result.messages_.push_back(
+        {r.source, {result.storage_.data() + r.offset, static_cast<std::size_t>(r.bytes)}});
+  result.algorithm_ = std::move(algorithm);
+  result.peak_temp_bytes_ = peak_temp_bytes;
+  return result;
+}
+
+int next_sparse_tag(const CommContext& ctx) {
+  return kSparseTag + static_cast<int>(ctx.sparse_rounds++ % 2);
+}
+
+SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,
+                                 std::string_view algorithm, std::string_view rejected) {
+  const CommContext& ctx = comm_context(comm);
+  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
+  Algorithm chosen = parse(algorithm);
+  MemoryTracker memory;
+  std::vector<Parcel> parcels;
+  Fault local = check(messages, ctx, rejected, parcels);
+  const auto parcel_bytes = static_cast<std::int64_t>(parcels.capacity() * sizeof(Parcel));
+  memory.allocate(parcel_bytes);
+  if (chosen == Algorithm::automatic) {
+    chosen = agree_on_choice(parcels, ctx, local);
+    if (local) local.raise(ctx.rank);
+  }
+  const SparseContext at{comm, ctx, memory};
+  Inbox inbox;
+  const Fault fault = chosen == Algorithm::nbx    ? nbx(parcels, at, local, inbox)
+                      : chosen == Algorithm::grid ? grid_exchange(parcels, at, local, inbox)
+                                                  : dense_exchange(parcels, at, local, inbox);
+  if (fault) fault.raise(ctx.rank);
+  memory.release(parcel_bytes);
+  return SparseResultBuilder::build(std::move(inbox), name_of(chosen), memory.peak());
+}
+
+SparseResult sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,
+                             const SparseOptions& options) {
+  return run_sparse_exchange(messages, comm, options.algorithm, {});
+}
+
+}  // namespace a2av

@@ -1,0 +1,108 @@
+// What the sparse exchange's algorithms share: the messages to send, what arrived, and how a
+// local error becomes one every rank agrees on.
+#pragma once
+
+#include <a2av/sparse.hpp>
+
+#include "core/comm_context.hpp"
+#include "core/memory.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace a2av {
+
+// A message to send, checked: `destination` is a rank of the communicator.
+struct Parcel {
+  int destination;
+  int origin;  // the rank the message started from (grid forwards others' messages)
+  const std::byte* data;
+  std::int64_t bytes;
+};
+
+// Where an exchange runs: the caller's communicator, its context (private communicator,
+// rank, size) and the tracker its temporaries are charged to.
+struct SparseContext {
+  MPI_Comm comm;
+  const CommContext& ctx;
+  MemoryTracker& memory;
+};
+
+// An error as the ranks agree on it: the highest code, from the lowest rank that has it.
+struct Fault {
+  int code = 0;  // 0: none
+  int rank = -1;
+  std::string message;  // this rank's own, if it is the one at fault
+
+  explicit operator bool() const { return code != 0; }
+  // The error every rank throws: its own message on the faulty rank, a pointer to it elsewhere.
+  [[noreturn]] void raise(int my_rank) const;
+};
+
+// What arrived: messages in arrival order, their bytes back to back in one buffer.
+class Inbox {
+ public:
+  // Room for a message of `bytes` from `source`, valid until the next call.
+  std::byte* slot(int source, std::int64_t bytes);
+  void add(int source, std::span<const std::byte> data) {
+    std::copy(data.begin(), data.end(), slot(source, static_cast<std::int64_t>(data.size())));
+  }
+  // Calls f(source, data) for each message, in arrival order.
+  template <class F>
+  void each(F f) const {
+    for (const Record& r : records_)
+      f(r.source, std::span<const std::byte>(storage_.data() + r.offset, r.bytes));
+  }
+  std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()); }
+
+ private:
+  friend class SparseResultBuilder;
+  struct Record {
+    int source;
+    std::int64_t offset, bytes;
+  };
+  std::vector<std::byte> storage_;
+  std::vector<Record> records_;
+};
+
+class SparseResultBuilder {
+ public:
+  // Orders the messages by source (stable: one source's stay in arrival order).
+  static SparseResult build(Inbox&& inbox, std::string algorithm, std::int64_t peak_temp_bytes);
+};
+
+// The tag of the next sparse round on `ctx`: rounds alternate between two tags, so a rank
+// that has finished a round and starts the next cannot have its messages taken by a rank
+// still probing for the previous one (which cannot be two rounds behind: a round ends only
+// once every rank has finished sending in it).
+int next_sparse_tag(const CommContext& ctx);
+
+// Nonblocking consensus (NBX): synchronous sends, probe and receive until a nonblocking
+// allreduce, entered once this rank's sends are all matched, completes; the allreduce agrees
+// on `local` at the same time. Received messages go to `inbox` with their sender as source.
+// Source: Hoefler, Siebert, Lumsdaine, "Scalable Communication Protocols for Dynamic Sparse
+// Data Exchange", PPoPP 2010, Algorithm 2 (NBX).
+Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fault& local,
+          Inbox& inbox);
+
+// Two hops over a near-square grid of ranks (ceil(sqrt P) columns): each message goes first
+// to the rank in its source's row and its destination's column, which forwards it along the
+// column, so a rank sends at most about 2 sqrt(P) aggregated messages. Each hop is an NBX round.
+Fault grid_exchange(const std::vector<Parcel>& parcels, const SparseContext& at, const Fault& local,
+                    Inbox& inbox);
+
+// The dense fallback: an all-to-all of per-destination byte counts, then a2av's alltoallv of
+// the messages packed by destination. O(P) arrays, but the best for dense patterns.
+Fault dense_exchange(const std::vector<Parcel>& parcels, const SparseContext& at,
+                     const Fault& local, Inbox& inbox);
+
+// sparse_exchange, with an argument error the C API found before forming the messages
+// (`rejected`, agreed like any other).
+SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,
+                                 std::string_view algorithm, std::string_view rejected);
+
+}  // namespace a2av

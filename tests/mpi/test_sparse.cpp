@@ -1,0 +1,238 @@
+// a2av::sparse_exchange and its C form against the vendor: the same messages sent by packing
+// them per destination and running MPI_Alltoall of the counts and MPI_Alltoallv, every
+// algorithm (nbx, grid, dense, auto), seeded patterns with empty ranks, zero-byte messages,
+// self messages, several messages for one rank and a hub everyone sends to; agreed errors that
+// lose nothing; temporary memory of NBX bounded by the message count, whatever P.
+#include "harness.hpp"
+
+#include <a2av/a2av.h>
+#include <a2av/sparse.hpp>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace a2av::test {
+namespace {
+
+const char* const kAlgorithms[] = {"nbx", "grid", "dense", "auto"};
+
+struct Received {
+  int source;
+  std::vector<std::byte> data;
+  bool operator==(const Received&) const = default;
+};
+
+// This rank's messages for a pattern: destinations, and contents derived from them.
+struct Outgoing {
+  std::vector<int> destinations;
+  std::vector<std::vector<std::byte>> payloads;
+
+  std::vector<OutgoingMessage> messages() const {
+    std::vector<OutgoingMessage> out;
+    for (std::size_t i = 0; i < destinations.size(); ++i)
+      out.push_back({destinations[i], payloads[i]});
+    return out;
+  }
+};
+
+// k random destinations (repeats and self included), sizes 0..max_bytes; rank 0 sends nothing
+// and every rank also sends one message to rank size-1 (a hub).
+Outgoing random_pattern(int me, int size, int k, int max_bytes, std::uint64_t seed) {
+  Outgoing out;
+  if (me == 0) return out;
+  std::mt19937_64 rng(seed * 7919 + me);
+  for (int i = 0; i < k; ++i) out.destinations.push_back(static_cast<int>(rng() % size));
+  out.destinations.push_back(size - 1);
+  for (std::size_t i = 0; i < out.destinations.size(); ++i) {
+    std::vector<std::byte> payload(rng() % (max_bytes + 1));
+    for (std::size_t b = 0; b < payload.size(); ++b)
+      payload[b] = static_cast<std::byte>(me * 31 + i * 7 + b);
+    out.payloads.push_back(std::move(payload));
+  }
+  return out;
+}
+
+// The vendor's answer: messages packed per destination behind 8-byte lengths, MPI_Alltoall of
+// the byte counts, MPI_Alltoallv, unpacked in source order.
+std::vector<Received> vendor_exchange(const Outgoing& out, MPI_Comm comm) {
+  const int size = size_of(comm);
+  std::vector<int> sendcounts(size, 0), recvcounts(size), sdispls(size), rdispls(size);
+  for (std::size_t i = 0; i < out.destinations.size(); ++i)
+    sendcounts[out.destinations[i]] += 8 + static_cast<int>(out.payloads[i].size());
+  MPI_Alltoall(sendcounts.data(), 1, MPI_INT, recvcounts.data(), 1, MPI_INT, comm);
+  int stotal = 0, rtotal = 0;
+  for (int r = 0; r < size; ++r) {
+    sdispls[r] = stotal, stotal += sendcounts[r];
+    rdispls[r] = rtotal, rtotal += recvcounts[r];
+  }
+  std::vector<std::byte> send(stotal + 1), recv(rtotal + 1);
+  std::vector<int> cursor = sdispls;
+  for (std::size_t i = 0; i < out.destinations.size(); ++i) {
+    const std::int64_t bytes = static_cast<std::int64_t>(out.payloads[i].size());
+    std::byte* at = send.data() + cursor[out.destinations[i]];
+    std::memcpy(at, &bytes, 8);
+    std::memcpy(at + 8, out.payloads[i].data(), bytes);
+    cursor[out.destinations[i]] += 8 + static_cast<int>(bytes);
+  }
+  MPI_Alltoallv(send.data(), sendcounts.data(), sdispls.data(), MPI_BYTE, recv.data(),
+                recvcounts.data(), rdispls.data(), MPI_BYTE, comm);
+  std::vector<Received> got;
+  for (int r = 0; r < size; ++r)
+    for (int at = rdispls[r]; at < rdispls[r] + recvcounts[r];) {
+      std::int64_t bytes = 0;
+      std::memcpy(&bytes, recv.data() + at, 8);
+      got.push_back({r, {recv.data() + at + 8, recv.data() + at + 8 + bytes}});
+      at += 8 + static_cast<int>(bytes);
+    }
+  return got;
+}
+
+std::vector<Received> copied(const SparseResult& result) {
+  std::vector<Received> got;
+  for (const IncomingMessage& m : result.messages())
+    got.push_back({m.source, {m.data.begin(), m.data.end()}});
+  return got;
+}
+
+TEST(Sparse, EveryAlgorithmLikeVendor) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  for (int k : {0, 1, 3, 2 * size + 1})
+    for (int max_bytes : {0, 40, 3000}) {
+      const Outgoing out = random_pattern(me, size, k, max_bytes, k * 100 + max_bytes);
+      const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+      for (const char* algorithm : kAlgorithms) {
+        const SparseResult result =
+            sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm});
+        EXPECT_EQ(copied(result), want)
+            << algorithm << " k=" << k << " bytes<=" << max_bytes << " on rank " << me;
+        if (std::string(algorithm) != "auto") {
+          EXPECT_EQ(result.algorithm(), algorithm);
+        }
+      }
+    }
+}
+
+// Each rank sends many messages to one rank and to itself, interleaved: order per source kept.
+TEST(Sparse, ManyMessagesForOneRankArriveInOrder) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  Outgoing out;
+  for (int i = 0; i < 60; ++i) {
+    out.destinations.push_back(i % 2 ? me : (me + 1) % size);
+    out.payloads.push_back(std::vector<std::byte>(i % 5, static_cast<std::byte>(i)));
+  }
+  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  for (const char* algorithm : kAlgorithms)
+    EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
+              want)
+        << algorithm;
+}
+
+// Sub-communicators in reversed rank order: ranks are the communicator's.
+TEST(Sparse, ReversedSubcommunicator) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  MPI_Comm reversed;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - me, &reversed);
+  const Outgoing out = random_pattern(rank_of(reversed), size, 3, 100, 5);
+  const std::vector<Received> want = vendor_exchange(out, reversed);
+  for (const char* algorithm : kAlgorithms)
+    EXPECT_EQ(copied(sparse_exchange(out.messages(), reversed, {.algorithm = algorithm})), want)
+        << algorithm;
+  MPI_Comm_free(&reversed);
+}
+
+// NBX and grid hold no array of P entries: with k messages of B bytes to the next k ranks,
+// NBX's temporaries are its requests and parcels (O(k)), the grid's its aggregated messages
+// (O(k (B + 16))), the same bounds at every P.
+TEST(Sparse, MemoryBoundedByMessagesNotRanks) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  constexpr int k = 4, bytes = 64;
+  Outgoing out;
+  for (int i = 1; i <= k; ++i) {
+    out.destinations.push_back((me + i) % size);
+    out.payloads.push_back(std::vector<std::byte>(bytes, std::byte{1}));
+  }
+  const std::int64_t per_message = 64;  // an MPI_Request and a parcel, with room to spare
+  const SparseResult nbx = sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "nbx"});
+  EXPECT_LE(nbx.peak_temp_bytes(), k * per_message);
+  const SparseResult grid = sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "grid"});
+  // Each rank receives k messages; an intermediate rank forwards at most 2k (the ranks of its
+  // row whose next k ranks include one in its column).
+  EXPECT_LE(grid.peak_temp_bytes(), 8 * k * (bytes + 16) + 4 * k * per_message);
+  EXPECT_EQ(grid.received_bytes(), k * bytes);
+}
+
+TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int faulty = size - 1;
+  const Outgoing good = random_pattern(me, size, 2, 50, 9);
+  const std::vector<Received> want = vendor_exchange(good, MPI_COMM_WORLD);
+  for (const char* algorithm : kAlgorithms) {
+    Outgoing bad = good;
+    if (me == faulty) {
+      bad.destinations.push_back(size);  // one past the last rank
+      bad.payloads.push_back(std::vector<std::byte>(3));
+    }
+    try {
+      sparse_exchange(bad.messages(), MPI_COMM_WORLD, {.algorithm = algorithm});
+      ADD_FAILURE() << algorithm << ": no error on rank " << me;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), A2AV_ERR_ARG) << algorithm;
+      const std::string text = e.what();
+      if (me == faulty)
+        EXPECT_NE(text.find("outside the communicator"), std::string::npos) << text;
+      else
+        EXPECT_NE(text.find("rank " + std::to_string(faulty)), std::string::npos) << text;
+    }
+    // Nothing of the failed exchange is left in flight to be taken by the next one.
+    EXPECT_EQ(copied(sparse_exchange(good.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
+              want)
+        << algorithm << " after an error";
+  }
+  EXPECT_THROW(sparse_exchange({}, MPI_COMM_WORLD, {.algorithm = "nbx:radix=2"}), Error);
+}
+
+TEST(Sparse, CApi) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const Outgoing out = random_pattern(me, size, 3, 200, 21);
+  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  std::vector<const void*> buffers;
+  std::vector<MPI_Count> bytes;
+  for (const auto& p : out.payloads) buffers.push_back(p.data()), bytes.push_back(p.size());
+  A2AV_Sparse received = nullptr;
+  ASSERT_EQ(A2AV_Sparse_exchange(static_cast<int>(buffers.size()), out.destinations.data(),
+                                 buffers.data(), bytes.data(), MPI_COMM_WORLD, nullptr, &received),
+            A2AV_SUCCESS)
+      << A2AV_Last_error_message();
+  EXPECT_EQ(std::string(A2AV_Last_algorithm()).rfind("sparse:", 0), 0u);
+  int count = -1;
+  ASSERT_EQ(A2AV_Sparse_count(received, &count), A2AV_SUCCESS);
+  std::vector<Received> got;
+  for (int i = 0; i < count; ++i) {
+    int source;
+    const void* data;
+    MPI_Count n;
+    ASSERT_EQ(A2AV_Sparse_message(received, i, &source, &data, &n), A2AV_SUCCESS);
+    const auto* first = static_cast<const std::byte*>(data);
+    got.push_back({source, {first, first + n}});
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(A2AV_Sparse_message(received, count, nullptr, nullptr, nullptr), A2AV_ERR_ARG);
+  EXPECT_EQ(A2AV_Sparse_free(&received), A2AV_SUCCESS);
+  EXPECT_EQ(received, nullptr);
+
+  // A negative size on one rank: every rank gets the error, none gets a result.
+  const MPI_Count negative = me == 0 ? -1 : 0;
+  const int to_self = me;
+  const void* nothing = nullptr;
+  EXPECT_EQ(
+      A2AV_Sparse_exchange(1, &to_self, &nothing, &negative, MPI_COMM_WORLD, "nbx", &received),
+      A2AV_ERR_ARG);
+  EXPECT_EQ(received, nullptr);
+  EXPECT_EQ(A2AV_Sparse_exchange(0, nullptr, nullptr, nullptr, MPI_COMM_WORLD, "bogus", &received),
+            A2AV_ERR_ALGORITHM);
+}
+
+}  // namespace
+}  // namespace a2av::test
