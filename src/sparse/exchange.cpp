@@ -59,6 +59,11 @@ Fault check(std::span<const OutgoingMessage> messages, const CommContext& ctx,
   return {};
 }
 
+// Up to this many ranks auto takes the dense path without asking: its counts all-to-all
+// costs less than the allreduce a choice needs, and its arrays hold at most 16 entries
+// (measured at P = 2..16: docs/bench.md, "Sparse exchange").
+constexpr int kDenseUpTo = 16;
+
 // auto's choice from the largest message count and byte total of any rank, P and C =
 // ceil(sqrt(P)): dense when some rank sends to half the ranks or more (the dense algorithms'
 // O(P) costs are then paid anyway); the grid when ranks send more than 2C small messages (its
@@ -134,7 +139,9 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   Fault local = check(messages, ctx, rejected, parcels);
   const auto parcel_bytes = static_cast<std::int64_t>(parcels.capacity() * sizeof(Parcel));
   memory.allocate(parcel_bytes);
-  if (chosen == Algorithm::automatic) {
+  if (chosen == Algorithm::automatic && ctx.size <= kDenseUpTo) {
+    chosen = Algorithm::dense;  // it agrees on errors itself
+  } else if (chosen == Algorithm::automatic) {
     chosen = agree_on_choice(parcels, ctx, local);
     if (local) local.raise(ctx.rank);
   }

@@ -1,17 +1,90 @@
 // NBX: Hoefler, Siebert, Lumsdaine, "Scalable Communication Protocols for Dynamic Sparse Data
 // Exchange", PPoPP 2010, Section 3 and Algorithm 2. Every message is a synchronous send, so
 // its completion means the destination has matched it; a rank whose sends have all completed
-// enters a nonblocking collective, and once that completes every message of the round has been
+// enters a nonblocking consensus, and once that completes every message of the round has been
 // matched, and received, by its destination. Meanwhile each rank probes for any message and
-// receives it. The collective here is an allreduce (MAXLOC of error code and rank) rather
-// than a barrier, so the round agrees on errors at no extra latency.
+// receives it (MPI_Iprobe then MPI_Recv from the source found, which matches the same message
+// in a single thread; MPI_Improbe would also serve threads, but SimGrid's SMPI lacks it).
+// The consensus is an allreduce (MAXLOC of error code and rank) rather than the paper's
+// barrier, so the round agrees on errors at no extra latency.
 // Memory: one request per message sent (and a datatype for any above 2 GiB).
 #include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
 
+#include "core/spin.hpp"
+
+#include <sched.h>
+
 #include <deque>
 
 namespace a2av {
+namespace {
+
+constexpr int kConsensusTagOffset = 2;  // the round's tag + 2: apart from its messages
+
+// MPI_Get_count where it fits an int (SimGrid's SMPI has no MPI_Get_elements_x).
+std::int64_t message_bytes(MPI_Status status) {  // a copy: SMPI takes no const
+  int bytes = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
+  if (bytes != MPI_UNDEFINED) return bytes;
+  MPI_Count large = 0;
+  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &large), "MPI_Get_elements_x");
+  return large;
+}
+
+// A nonblocking allreduce of (error code, rank) by MAXLOC, as a dissemination: in round i a
+// rank sends what it knows to rank + 2^i and keeps the larger of that and what rank - 2^i
+// sends it; after ceil(log2 P) rounds every rank knows the maximum (a maximum taken twice is
+// the same). Point-to-point, so NBX does not rest on the MPI library's nonblocking
+// collectives (SimGrid's are linear in P). Source: the dissemination barrier of Hensgen,
+// Finkel, Manber (1988), carrying a value.
+class Consensus {
+ public:
+  Consensus(const CommContext& ctx, int tag, const Fault& local)
+      : ctx_(ctx), tag_(tag), known_{local.code, ctx.rank} {}
+
+  bool started() const { return started_; }
+  void start() {
+    started_ = true;
+    post();
+  }
+  // Advances without blocking; true once every rank's value is known here.
+  bool test() {
+    if (done_) return true;
+    int complete = 0;
+    check_mpi(MPI_Testall(2, requests_, &complete, MPI_STATUSES_IGNORE), "MPI_Testall");
+    if (!complete) return false;
+    if (incoming_[0] > known_[0] || (incoming_[0] == known_[0] && incoming_[1] < known_[1]))
+      known_[0] = incoming_[0], known_[1] = incoming_[1];
+    distance_ *= 2;
+    post();
+    return done_;
+  }
+  Fault agreed() const { return {known_[0], known_[0] ? known_[1] : -1, {}}; }
+
+ private:
+  void post() {
+    if (distance_ >= ctx_.size) {
+      done_ = true;
+      return;
+    }
+    outgoing_[0] = known_[0], outgoing_[1] = known_[1];
+    const int from = (ctx_.rank - distance_ % ctx_.size + ctx_.size) % ctx_.size;
+    check_mpi(MPI_Irecv(incoming_, 2, MPI_INT, from, tag_, ctx_.comm, &requests_[0]), "MPI_Irecv");
+    check_mpi(MPI_Isend(outgoing_, 2, MPI_INT, (ctx_.rank + distance_) % ctx_.size, tag_, ctx_.comm,
+                        &requests_[1]),
+              "MPI_Isend");
+  }
+
+  const CommContext& ctx_;
+  int tag_;
+  int known_[2], incoming_[2] = {}, outgoing_[2] = {};
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  int distance_ = 1;
+  bool started_ = false, done_ = false;
+};
+
+}  // namespace
 
 Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fault& local,
           Inbox& inbox) {
@@ -28,38 +101,34 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
                          ctx.comm, &sends[i]),
               "MPI_Issend");
   }
-  int agreed[2] = {local.code, ctx.rank}, mine[2] = {local.code, ctx.rank};
-  MPI_Request consensus = MPI_REQUEST_NULL;
+  Consensus consensus(ctx, tag + kConsensusTagOffset, local);
+  // Ranks sharing cores give theirs away after an idle turn: spinning would starve the peers
+  // this rank waits for.
+  const bool yield_when_idle = oversubscribed(ctx.node_size);
   for (bool done = false; !done;) {
     int arrived = 0;
-    MPI_Message message;
     MPI_Status status;
-    check_mpi(MPI_Improbe(MPI_ANY_SOURCE, tag, ctx.comm, &arrived, &message, &status),
-              "MPI_Improbe");
-    if (arrived) {
-      MPI_Count bytes = 0;
-      check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &bytes), "MPI_Get_elements_x");
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, ctx.comm, &arrived, &status), "MPI_Iprobe");
+    if (arrived) {  // the receive matches the message probed: the first from its source
+      const std::int64_t bytes = message_bytes(status);
       const ByteMessage m(bytes);
-      check_mpi(MPI_Mrecv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(), &message,
-                          MPI_STATUS_IGNORE),
-                "MPI_Mrecv");
+      check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(),
+                         status.MPI_SOURCE, tag, ctx.comm, MPI_STATUS_IGNORE),
+                "MPI_Recv");
     }
-    if (consensus == MPI_REQUEST_NULL) {
+    if (!consensus.started()) {
       int sent = 0;
       check_mpi(
           MPI_Testall(static_cast<int>(sends.size()), sends.data(), &sent, MPI_STATUSES_IGNORE),
           "MPI_Testall");
-      if (sent)
-        check_mpi(MPI_Iallreduce(mine, agreed, 1, MPI_2INT, MPI_MAXLOC, ctx.comm, &consensus),
-                  "MPI_Iallreduce");
+      if (sent) consensus.start();
     } else {
-      int complete = 0;
-      check_mpi(MPI_Test(&consensus, &complete, MPI_STATUS_IGNORE), "MPI_Test");
-      done = complete;
+      done = consensus.test();
     }
+    if (!arrived && !done && yield_when_idle) sched_yield();
   }
   memory.release(request_bytes);
-  Fault fault{agreed[0], agreed[1], {}};
+  Fault fault = consensus.agreed();
   if (fault && fault.rank == ctx.rank) fault.message = local.message;
   return fault;
 }

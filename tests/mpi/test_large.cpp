@@ -1,7 +1,11 @@
 // More than 2^31 bytes per rank: a block of 2^31 + 8 bytes to the other rank, counted in
 // MPI_BYTE through the large-count API, so counts, displacements and message sizes all
 // pass the 32-bit limit. Checked against the pattern (the vendor call takes int counts).
+// Also one sparse-exchange message of that size through NBX (a derived datatype of 1 GiB
+// chunks on both sides).
 #include "harness.hpp"
+
+#include <a2av/sparse.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -41,6 +45,22 @@ TEST(LargeCounts, BlocksBeyondTwoGiB) {
         wrong += recv[displs[peer] + b] != pattern(peer, me, b);
     EXPECT_EQ(wrong, 0) << spec;
   }
+}
+
+TEST(LargeCounts, SparseMessageBeyondTwoGiB) {
+  const int me = rank_of(MPI_COMM_WORLD), other = 1 - me;
+  auto data = std::make_unique_for_overwrite<std::byte[]>(kBig);
+  for (std::int64_t b = 0; b < kBig; ++b) data[b] = static_cast<std::byte>(pattern(me, other, b));
+  const OutgoingMessage big{other, {data.get(), static_cast<std::size_t>(kBig)}};
+  const SparseResult in = sparse_exchange({&big, 1}, MPI_COMM_WORLD, {.algorithm = "nbx"});
+  ASSERT_EQ(in.messages().size(), 1u);
+  const IncomingMessage& m = in.messages()[0];
+  EXPECT_EQ(m.source, other);
+  ASSERT_EQ(static_cast<std::int64_t>(m.data.size()), kBig);
+  std::int64_t wrong = 0;
+  for (std::int64_t b = 0; b < kBig; ++b)
+    wrong += m.data[b] != static_cast<std::byte>(pattern(other, me, b));
+  EXPECT_EQ(wrong, 0);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "inplace_bench.hpp"
 #include "model_command.hpp"
 #include "redistribute_bench.hpp"
+#include "sparse_bench.hpp"
 #include "tune_command.hpp"
 #include "validate.hpp"
 
@@ -63,6 +64,15 @@ int run(int argc, char** argv, int rank) {
       if (!bench_command->count("--iterations")) bench.iterations = 3;
       if (!bench_command->count("--warmup")) bench.warmup = 1;
       return a2av::bench::run_redistribute_bench(bench, command_line(argc, argv));
+    }
+    if (*bench_command && bench.sparse) {
+      if (!bench_command->count("--algorithms")) bench.algorithms = "mpi,nbx,grid,dense,auto";
+      if (!bench_command->count("--pattern"))
+        bench.pattern = "random:1,random:4,random:16,random:64,stencil2d,stencil3d,powerlaw";
+      if (!bench_command->count("--message-size")) bench.message_sizes = "16:4096";
+      if (!bench_command->count("--iterations")) bench.iterations = 10;
+      if (!bench_command->count("--warmup")) bench.warmup = 2;
+      return a2av::bench::run_sparse_bench(bench, command_line(argc, argv));
     }
     if (*bench_command) return a2av::bench::run_bench(bench, command_line(argc, argv));
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;

@@ -37,6 +37,8 @@ struct BenchOptions {
   std::string experiments = "1,2,3,4,5";
   // --collectives: the textbook collectives instead (collectives_bench.hpp); model
   // parameters, 0: measured by a ping-pong at startup
+  // --sparse: the sparse exchange instead (sparse_bench.hpp)
+  bool sparse = false;
   bool collectives = false;
   double alpha = 0;  // seconds per message
   double beta = 0;   // seconds per byte
