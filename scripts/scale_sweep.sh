@@ -15,6 +15,9 @@ flat="tuna:radix=2;tuna:radix=4;tuna:radix=8"  # scale_probe lists: ';'-separate
 hier_probe="tuna_coalesced;tuna_staggered"
 ompi=--cfg=smpi/coll-selector:ompi
 mpich=--cfg=smpi/coll-selector:mpich
+# Polling loops (NBX's MPI_Test) at 0.1 us a test, as smpi/iprobe is in the platforms; SMPI's
+# default injects 100 us per failed test, growing.
+polling="--cfg=smpi/test:1e-7 --cfg=smpi/grow-injected-times:no"
 # NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
 # tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
 # The vendor's O(P^2) concurrent messages are what the simulator pays for (docs/scale.md):
@@ -46,6 +49,10 @@ polaris_p256_probe|polaris|256|$ompi|--specs tuna:radix=2;tuna:radix=4;tuna:radi
 polaris_p1024_inband_probe|polaris|1024|$ompi|--specs tuna:radix=2;tuna_coalesced --sizes 16
 polaris_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=2;tuna:radix=4;tuna:radix=32;tuna_coalesced --sizes 16,256
 ablation_p256_r16|polaris|256|$ompi|--radix 16 --sizes 16,256,1024 --iterations 1
+sparse_p256|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,stencil3d,random:64 --algorithms mpi,nbx,grid,dense,auto
+sparse_p256_dense|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
+sparse_p1024|polaris|1024|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
+sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6 --algorithms nbx,grid --no-validate
 RUNS
 )
 

@@ -5,15 +5,18 @@
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
 // The persistent exchange needs MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
 // must reach persistent.cpp for every request the Fortran MPIX_ALLTOALLV_INIT made.
-// MPICH needs none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_) already.
+// MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
+// already (fortran_mpich.cpp).
+#include "preload/fortran_common.hpp"
+
+#include <mpi-ext.h>  // MPIX_Alltoallv_init
 #include <mpi.h>
 // Open MPI's own declarations of its Fortran sentinels (OMPI_IS_FORTRAN_IN_PLACE, ...).
-#include <mpi-ext.h>  // MPIX_Alltoallv_init
 #include <mpif-c-constants-decl.h>
 
-#include <vector>
-
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER count arrays passed as int[]");
+
+using namespace a2av::preload::fortran;
 
 namespace {
 
@@ -21,11 +24,6 @@ void* c_buffer(void* fortran_buffer) {
   if (OMPI_IS_FORTRAN_IN_PLACE(fortran_buffer)) return MPI_IN_PLACE;
   if (OMPI_IS_FORTRAN_BOTTOM(fortran_buffer)) return MPI_BOTTOM;
   return fortran_buffer;
-}
-
-// mpi_f08's IERROR is optional: absent, the pointer is null.
-void set_ierror(MPI_Fint* ierror, int rc) {
-  if (ierror) *ierror = rc;
 }
 
 }  // namespace
@@ -84,20 +82,15 @@ void mpix_alltoallv_init_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_F
 }
 
 void mpi_start_(MPI_Fint* request, MPI_Fint* ierror) {
-  MPI_Request c_request = PMPI_Request_f2c(*request);
-  set_ierror(ierror, MPI_Start(&c_request));
+  start(request, ierror);
 }
 
 void mpi_startall_(const MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierror) {
-  std::vector<MPI_Request> c_requests(*count);
-  for (int i = 0; i < *count; ++i) c_requests[i] = PMPI_Request_f2c(requests[i]);
-  set_ierror(ierror, MPI_Startall(*count, c_requests.data()));
+  startall(count, requests, ierror);
 }
 
 void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierror) {
-  MPI_Request c_request = PMPI_Request_f2c(*request);
-  set_ierror(ierror, MPI_Request_free(&c_request));
-  *request = PMPI_Request_c2f(c_request);
+  request_free(request, ierror);
 }
 
 // So that the statistics are printed for Fortran programs too.

@@ -96,36 +96,28 @@ using namespace a2av::preload;
 
 extern "C" {
 
+// Open MPI 4.1 names it MPIX_Alltoallv_init (and PMPIX_); MPI-4 libraries MPI_Alltoallv_init.
 #ifdef OPEN_MPI
-int MPIX_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                        MPI_Request* request) {
-  return route(
-      "MPIX_Alltoallv_init", "PMPIX_Alltoallv_init", comm,
-      [&] {
-        return init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                    comm, request);
-      },
-      [&] {
-        return PMPIX_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, comm, info, request);
-      });
-}
+#define A2AV_ALLTOALLV_INIT(prefix) prefix##X_Alltoallv_init
 #elif MPI_VERSION >= 4
-int MPI_Alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                       MPI_Request* request) {
+#define A2AV_ALLTOALLV_INIT(prefix) prefix##_Alltoallv_init
+#endif
+#ifdef A2AV_ALLTOALLV_INIT
+#define A2AV_NAME(function) A2AV_NAME_TEXT(function)
+#define A2AV_NAME_TEXT(function) #function
+int A2AV_ALLTOALLV_INIT(MPI)(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Info info, MPI_Request* request) {
   return route(
-      "MPI_Alltoallv_init", "PMPI_Alltoallv_init", comm,
+      A2AV_NAME(A2AV_ALLTOALLV_INIT(MPI)), A2AV_NAME(A2AV_ALLTOALLV_INIT(PMPI)), comm,
       [&] {
         return init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                     comm, request);
       },
       [&] {
-        return PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                   rdispls, recvtype, comm, info, request);
+        return A2AV_ALLTOALLV_INIT(PMPI)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm, info, request);
       });
 }
 #endif

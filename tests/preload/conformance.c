@@ -59,6 +59,18 @@ static void test_alltoallv(MPI_Comm comm, const char* name) {
   free(send), free(recv), free(sc);
 }
 
+/* Blocks of count() back to back: returns sc, with sd, rc and rd after it in the same
+   allocation (free sc), and the totals. */
+static int* packed_layout(int rank, int size, int* stotal, int* rtotal) {
+  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
+  *stotal = *rtotal = 0;
+  for (int j = 0; j < size; ++j) {
+    sc[j] = count(rank, j), sd[j] = *stotal, *stotal += sc[j];
+    rc[j] = count(j, rank), rd[j] = *rtotal, *rtotal += rc[j];
+  }
+  return sc;
+}
+
 /* MPI_Ialltoallv: two exchanges outstanding at once, a blocking MPI_Alltoallv between their
    start and their completion, one completed by MPI_Test in a loop, the other by MPI_Wait; then
    one in place. Same blocks as test_alltoallv. */
@@ -66,12 +78,9 @@ static void test_ialltoallv(MPI_Comm comm, const char* name) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
-  int stotal = 0, rtotal = 0;
-  for (int j = 0; j < size; ++j) {
-    sc[j] = count(rank, j), sd[j] = stotal, stotal += sc[j];
-    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];
-  }
+  int stotal, rtotal;
+  int *sc = packed_layout(rank, size, &stotal, &rtotal), *sd = sc + size, *rc = sd + size,
+      *rd = rc + size;
   int *send = malloc((stotal + 1) * sizeof(int)), *recv[3];
   for (int r = 0; r < 3; ++r) recv[r] = malloc((rtotal + 1) * sizeof(int));
   for (int j = 0; j < size; ++j)
@@ -197,12 +206,9 @@ static void test_alltoallv_persistent(MPI_Comm comm, const char* name) {
   int rank, size;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  int *sc = malloc(4 * size * sizeof(int)), *sd = sc + size, *rc = sd + size, *rd = rc + size;
-  int stotal = 0, rtotal = 0;
-  for (int j = 0; j < size; ++j) {
-    sc[j] = count(rank, j), sd[j] = stotal, stotal += sc[j];
-    rc[j] = count(j, rank), rd[j] = rtotal, rtotal += rc[j];
-  }
+  int stotal, rtotal;
+  int *sc = packed_layout(rank, size, &stotal, &rtotal), *sd = sc + size, *rc = sd + size,
+      *rd = rc + size;
   int *send = malloc((stotal + 1) * sizeof(int)), *recv = malloc((rtotal + 1) * sizeof(int));
   MPI_Request requests[3];
   ALLTOALLV_INIT(send, sc, sd, MPI_INT, recv, rc, rd, MPI_INT, comm, MPI_INFO_NULL, &requests[0]);
