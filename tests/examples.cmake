@@ -35,8 +35,10 @@ if(TARGET transitive_closure)
     a2av_example_test(NAME transitive_closure_${algorithm} TARGET transitive_closure
       ARGS --scale 12 --edges 6000 --seed 7 --algorithm ${algorithm})
   endforeach()
+  a2av_example_test(NAME transitive_closure_sparse_nbx TARGET transitive_closure
+    ARGS --scale 12 --edges 6000 --seed 7 --algorithm sparse:nbx)
   a2av_example_test(NAME transitive_closure_file TARGET transitive_closure
     ARGS --input ${PROJECT_SOURCE_DIR}/examples/transitive_closure/data/chain_and_cycle.txt)
   a2av_example_test(NAME transitive_closure_bench TARGET transitive_closure
-    ARGS --scale 10 --edges 1500 --bench --algorithms vendor,auto,inplace_pairwise)
+    ARGS --scale 10 --edges 1500 --bench --algorithms vendor,auto,inplace_pairwise,sparse:grid)
 endif()

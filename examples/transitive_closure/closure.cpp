@@ -4,6 +4,7 @@
 
 #include <a2av/alltoallv.hpp>
 #include <a2av/inplace.hpp>
+#include <a2av/sparse.hpp>
 
 #include <algorithm>
 
@@ -15,12 +16,16 @@ namespace {
 class Shuffle {
  public:
   Shuffle(std::string algorithm, MPI_Comm comm)
-      : algorithm_(std::move(algorithm)), inplace_(algorithm_.starts_with("inplace")), comm_(comm) {
+      : algorithm_(std::move(algorithm)),
+        inplace_(algorithm_.starts_with("inplace")),
+        sparse_(algorithm_.starts_with("sparse")),
+        comm_(comm) {
     MPI_Comm_size(comm, &ranks_);
   }
 
   // buckets[j]: the tuples for rank j. Returns what every rank sent this one.
   std::vector<Tuple> operator()(std::vector<std::vector<Tuple>>& buckets) {
+    if (sparse_) return sparse(buckets);
     std::vector<MPI_Count> sendcounts(ranks_);
     std::vector<Tuple> send;
     for (int j = 0; j < ranks_; ++j) {
@@ -51,6 +56,27 @@ class Shuffle {
     return recv;
   }
 
+  // "sparse" or "sparse:ALGORITHM": the non-empty buckets as messages of a sparse exchange,
+  // which learns the receive side itself (so its time includes what the other algorithms
+  // get from the untimed MPI_Alltoall of counts).
+  std::vector<Tuple> sparse(std::vector<std::vector<Tuple>>& buckets) {
+    const double t0 = MPI_Wtime();
+    std::vector<a2av::OutgoingMessage> messages;
+    for (int j = 0; j < ranks_; ++j)
+      if (!buckets[j].empty()) messages.push_back({j, std::as_bytes(std::span(buckets[j]))});
+    const std::string_view spec =
+        algorithm_.size() > 7 ? std::string_view(algorithm_).substr(7) : std::string_view{};
+    const a2av::SparseResult result = a2av::sparse_exchange(messages, comm_, {.algorithm = spec});
+    std::vector<Tuple> recv(static_cast<std::size_t>(result.received_bytes()) / sizeof(Tuple));
+    auto* at = reinterpret_cast<std::byte*>(recv.data());
+    for (const a2av::IncomingMessage& m : result.messages())
+      at = std::copy(m.data.begin(), m.data.end(), at);
+    seconds_ += MPI_Wtime() - t0;
+    ran_ = "sparse:" + result.algorithm();
+    for (auto& bucket : buckets) std::vector<Tuple>().swap(bucket);
+    return recv;
+  }
+
   // The send buffer becomes the receive buffer, grown to what the largest rank needs (one
   // MPI_Allreduce, timed with the exchange since only the in-place engine needs it).
   std::vector<Tuple> in_place(std::vector<Tuple> buffer, const std::vector<MPI_Count>& sendcounts,
@@ -71,7 +97,7 @@ class Shuffle {
   }
 
   std::string algorithm_;
-  bool inplace_;
+  bool inplace_, sparse_;
   MPI_Comm comm_;
   int ranks_ = 1;
   double seconds_ = 0;
