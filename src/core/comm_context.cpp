@@ -22,6 +22,7 @@ int delete_context(MPI_Comm, int, void* value, void*) {
   for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
   context->node_aware.clear();  // unmaps its cells
   if (context->node != MPI_COMM_NULL) MPI_Comm_free(&context->node);
+  if (context->nonblocking != MPI_COMM_NULL) MPI_Comm_free(&context->nonblocking);
   if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
   delete context;
   return MPI_SUCCESS;
@@ -68,6 +69,7 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
   if (context->is_intercomm) return context;
   check_mpi(MPI_Comm_dup(user, &context->comm), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(context->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_dup(context->comm, &context->nonblocking), "MPI_Comm_dup");
   check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(context->comm, &context->size), "MPI_Comm_size");
   find_nodes(*context);

@@ -17,6 +17,10 @@ struct NodeAwareCells;
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
+  // Another, for the nonblocking exchanges alone: a blocking exchange between their start and
+  // their completion may receive from a peer with MPI_ANY_TAG (in-band errors), and must not
+  // take their messages.
+  MPI_Comm nonblocking = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
   int node_size = 1;              // ranks sharing this rank's node
@@ -30,8 +34,10 @@ struct CommContext {
   // every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
   mutable std::uint64_t exchanges = 0;
-  // Sparse exchange rounds (sparse/sparse.hpp) so far, the same on every rank.
+  // Sparse exchange rounds (sparse/sparse.hpp) and nonblocking TuNA exchanges
+  // (driver/ialltoallv_tuna.cpp) so far, the same on every rank.
   mutable std::uint64_t sparse_rounds = 0;
+  mutable std::uint64_t nonblocking_started = 0;
   // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
   // first use.
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<NodeAwareCells>>

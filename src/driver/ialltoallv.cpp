@@ -1,4 +1,5 @@
-// The nonblocking exchange's one schedule so far, direct: every block its own message, all
+// The nonblocking exchange's schedules: TuNA's when A2AV_ALGORITHM names tuna and the call
+// suits it (ialltoallv_tuna.cpp), else direct: every block its own message, all
 // receives then all sends posted when the call starts, in spread_out's order (receive from
 // rank - i, send to rank + i; fan-tuna-configurable-alltoallv.txt, Section II(d)), in the
 // caller's datatypes (MPI handles derived types, nothing is packed). With MPI_IN_PLACE the
@@ -8,16 +9,20 @@
 // MPI_Wait (a longer message) or as its own MPI_ERR_TRUNCATE (a shorter one).
 #include "driver/ialltoallv.hpp"
 
+#include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/progress_request.hpp"
+#include "driver/ialltoallv_tuna.hpp"
 
+#include <cstdlib>
+#include <optional>
 #include <vector>
 
 namespace a2av {
 namespace {
 
-constexpr int kTag = 40;  // on the private communicator; the blocking algorithms use others
+constexpr int kTag = 40;  // on the nonblocking exchanges' communicator (TuNA's: 1000 and up)
 
 class DirectExchange : public Operation {
  public:
@@ -34,8 +39,8 @@ class DirectExchange : public Operation {
       if (i == 0 && call.in_place()) continue;
       expected_.push_back(static_cast<int>(call.recvcounts[from]));
       post(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent),
-                     static_cast<int>(call.recvcounts[from]), call.recvtype, from, kTag, ctx.comm,
-                     &add()),
+                     static_cast<int>(call.recvcounts[from]), call.recvtype, from, kTag,
+                     ctx.nonblocking, &add()),
            "MPI_Irecv");
     }
     for (int i = 0; i < size; ++i) {
@@ -43,12 +48,12 @@ class DirectExchange : public Operation {
       if (i == 0 && call.in_place()) continue;
       if (call.in_place()) {
         post(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to, kTag,
-                       ctx.comm, &add()),
+                       ctx.nonblocking, &add()),
              "MPI_Isend");
       } else {
         post(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
-                       static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag, ctx.comm,
-                       &add()),
+                       static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag,
+                       ctx.nonblocking, &add()),
              "MPI_Isend");
       }
     }
@@ -103,7 +108,7 @@ class DirectExchange : public Operation {
     int total = 0;
     for (int j = 0; j < ctx.size; ++j) {
       if (j == ctx.rank) continue;  // the own block stays where it is
-      check_mpi(MPI_Pack_size(static_cast<int>(call.recvcounts[j]), call.recvtype, ctx.comm,
+      check_mpi(MPI_Pack_size(static_cast<int>(call.recvcounts[j]), call.recvtype, ctx.nonblocking,
                               &packed_bytes_[j]),
                 "MPI_Pack_size");
       packed_offset_[j] = total;
@@ -115,7 +120,7 @@ class DirectExchange : public Operation {
       int position = packed_offset_[j];
       check_mpi(
           MPI_Pack(at(call.recvbuf, call.rdispls[j], extent), static_cast<int>(call.recvcounts[j]),
-                   call.recvtype, packed_.data(), total, &position, ctx.comm),
+                   call.recvtype, packed_.data(), total, &position, ctx.nonblocking),
           "MPI_Pack");
     }
   }
@@ -129,6 +134,17 @@ class DirectExchange : public Operation {
   int error_ = MPI_SUCCESS;
 };
 
+// A2AV_ALGORITHM naming tuna, for a call TuNA's schedule takes: its shape; else none.
+std::optional<TunaShape> tuna_requested(const Call& call, const CheckedCall& checked, int size) {
+  static const char* env = std::getenv("A2AV_ALGORITHM");
+  if (!env || !*env || call.in_place() || !checked.send_type.contiguous ||
+      !checked.recv_type.contiguous)
+    return std::nullopt;
+  const Spec spec = parse_spec(env);
+  if (spec.algorithm->name != "tuna") return std::nullopt;
+  return tuna_shape(spec.params, size);
+}
+
 }  // namespace
 
 NonblockingStart start_ialltoallv(const Call& call) {
@@ -137,6 +153,11 @@ NonblockingStart start_ialltoallv(const Call& call) {
   CheckedCall checked;
   check_call(call, ctx.size, checked);
   if (checked.code != 0) throw Error(checked.code, checked.message);
+  if (const auto shape = tuna_requested(call, checked, ctx.size)) {
+    std::int64_t temp = 0;
+    auto exchange = make_tuna_exchange(call, checked, ctx, *shape, temp);
+    return {start_request(std::move(exchange)), "tuna", temp};
+  }
   auto exchange = std::make_unique<DirectExchange>(call, checked, ctx);
   const std::int64_t temp = exchange->temp_bytes();
   return {start_request(std::move(exchange)), "direct", temp};

@@ -1,0 +1,247 @@
+// The nonblocking exchange's TuNA schedule: TuNA's rounds (fan-tuna-configurable-alltoallv.txt,
+// Sections III-A..III-C, Algorithm 1; alltoallv/tuna_schedule.hpp) as a state machine the
+// caller's MPI_Test/MPI_Wait advance. Each round of a batch posts its direct block (send buffer
+// to receive buffer, the size known to both sides) and a message of its forwarded blocks
+// (their sizes first); the forwarded message, whose size only its sender knows, is found with
+// MPI_Iprobe when it has come. Once every message of the batch is in, the forwarded blocks go
+// to the receive buffer (arrived) or the store (more digits to travel), and the next batch
+// starts. What the blocking engine (alltoallv/tuna.cpp) adds is left out: no error agreement
+// in band (MPI_Ialltoallv checks locally), no large-block bypass (every block travels the
+// rounds, so the store holds up to P - (K+1) blocks of any size), contiguous datatypes only.
+// Each operation has tags of its own, numbered in the order the ranks start them, so several
+// can be outstanding on one communicator.
+#include "driver/ialltoallv_tuna.hpp"
+
+#include "alltoallv/tuna_schedule.hpp"
+#include "core/check.hpp"
+
+#include <cstring>
+#include <vector>
+
+namespace a2av {
+namespace {
+
+constexpr int kFirstTag = 1000;  // direct blocks, forwarded messages at +1; 8192 tags in all
+// (on the nonblocking exchanges' own communicator, CommContext::nonblocking)
+constexpr std::uint64_t kTagPairs = 4096;
+
+class TunaExchange : public Operation {
+ public:
+  TunaExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
+               const TunaShape& shape)
+      : ctx_(ctx),
+        radix_(shape.radix),
+        rounds_(tuna_rounds(ctx.size, shape.radix)),
+        batches_(tuna_batches(rounds_, shape.batch)),
+        direct_tag_(kFirstTag + 2 * static_cast<int>(ctx.nonblocking_started++ % kTagPairs)),
+        store_(ctx.size),
+        staging_(static_cast<std::size_t>(shape.batch)) {
+    lay_out(call.sendbuf, call.sdispls, checked.send_type, checked.send_bytes, send_);
+    lay_out(call.recvbuf, call.rdispls, checked.recv_type, checked.recv_bytes, recv_);
+    if (send_.bytes[ctx.rank] > 0)
+      std::memcpy(recv_.at(ctx.rank), send_.at(ctx.rank), send_.bytes[ctx.rank]);
+    if (!batches_.empty()) post_batch();
+  }
+
+  bool progress() override {
+    while (batch_ < batches_.size()) {
+      if (!batch_arrived()) return false;
+      finish_batch();
+      if (++batch_ < batches_.size()) post_batch();
+    }
+    return true;
+  }
+
+  int error() const override { return error_; }
+
+  std::int64_t temp_bytes() const {
+    std::int64_t bytes = 0;
+    for (const auto& s : store_) bytes += static_cast<std::int64_t>(s.capacity());
+    for (const Staging& s : staging_)
+      bytes += static_cast<std::int64_t>(s.send.capacity() + s.recv.capacity());
+    return bytes;
+  }
+
+ private:
+  struct Blocks {
+    std::byte* base = nullptr;
+    std::vector<std::int64_t> bytes, offset;
+    std::byte* at(int peer) const { return base + offset[peer]; }
+  };
+  struct Staging {
+    std::vector<std::byte> send, recv;
+    bool received = false;  // the forwarded message has been found and its receive posted
+  };
+
+  static void lay_out(const void* buffer, const MPI_Aint* displs, const TypeInfo& type,
+                      const std::vector<std::int64_t>& bytes, Blocks& out) {
+    out.base = static_cast<std::byte*>(const_cast<void*>(buffer));
+    out.bytes = bytes;
+    out.offset.resize(bytes.size());
+    for (std::size_t p = 0; p < bytes.size(); ++p)
+      out.offset[p] = static_cast<std::int64_t>(displs[p]) * type.extent + type.true_lb;
+  }
+
+  int mod(int value) const { return ((value % ctx_.size) + ctx_.size) % ctx_.size; }
+
+  // The block this rank holds at `distance` before a round of place `place`: still in the
+  // send buffer while every lower digit is zero, else in the store.
+  std::span<const std::byte> held(int distance, int place) const {
+    if (distance % place == 0) {
+      const int to = mod(ctx_.rank + distance);
+      return {send_.at(to), static_cast<std::size_t>(send_.bytes[to])};
+    }
+    return store_[distance];
+  }
+
+  void post_batch() {
+    const auto [first, last] = batches_[batch_];
+    for (std::size_t r = first; r < last; ++r) {
+      const TunaRound& round = rounds_[r];
+      const int to = mod(ctx_.rank + round.distance), from = mod(ctx_.rank - round.distance);
+      post(MPI_Irecv(recv_.at(from), static_cast<int>(recv_.bytes[from]), MPI_BYTE, from,
+                     direct_tag_, ctx_.nonblocking, &requests_.emplace_back()),
+           "MPI_Irecv");
+      expected_.push_back({requests_.size() - 1, recv_.bytes[from]});
+      post(MPI_Isend(send_.at(to), static_cast<int>(send_.bytes[to]), MPI_BYTE, to, direct_tag_,
+                     ctx_.nonblocking, &requests_.emplace_back()),
+           "MPI_Isend");
+      Staging& s = staging_[r - first];
+      s.received = round.forwarded.empty();
+      if (round.forwarded.empty()) continue;
+      pack(round, s.send);
+      post(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to, direct_tag_ + 1,
+                     ctx_.nonblocking, &requests_.emplace_back()),
+           "MPI_Isend");
+    }
+  }
+
+  // Sizes of the forwarded blocks, then the blocks, in the round's order.
+  void pack(const TunaRound& round, std::vector<std::byte>& out) const {
+    const int place = round.distance / round.value;
+    std::size_t total = round.forwarded.size() * sizeof(std::int64_t);
+    for (int d : round.forwarded) total += held(d, place).size();
+    out.resize(total);
+    std::byte* at = out.data() + round.forwarded.size() * sizeof(std::int64_t);
+    for (std::size_t i = 0; i < round.forwarded.size(); ++i) {
+      const auto block = held(round.forwarded[i], place);
+      const auto bytes = static_cast<std::int64_t>(block.size());
+      std::memcpy(out.data() + i * sizeof bytes, &bytes, sizeof bytes);
+      if (!block.empty()) std::memcpy(at, block.data(), block.size());
+      at += block.size();
+    }
+  }
+
+  // Finds the forwarded messages that have come, then tests every request of the batch.
+  bool batch_arrived() {
+    const auto [first, last] = batches_[batch_];
+    for (std::size_t r = first; r < last; ++r) {
+      Staging& s = staging_[r - first];
+      if (s.received) continue;
+      const int from = mod(ctx_.rank - rounds_[r].distance);
+      int found = 0;
+      MPI_Status status;
+      post(MPI_Iprobe(from, direct_tag_ + 1, ctx_.nonblocking, &found, &status), "MPI_Iprobe");
+      if (!found) continue;
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      s.recv.resize(static_cast<std::size_t>(bytes));
+      post(MPI_Irecv(s.recv.data(), bytes, MPI_BYTE, from, direct_tag_ + 1, ctx_.nonblocking,
+                     &requests_.emplace_back()),
+           "MPI_Irecv");
+      s.received = true;
+    }
+    for (std::size_t r = first; r < last; ++r)
+      if (!staging_[r - first].received) return false;
+    for (; tested_ < requests_.size(); ++tested_) {
+      int done = 0;
+      MPI_Status status;
+      const int rc = MPI_Test(&requests_[tested_], &done, &status);
+      if (rc != MPI_SUCCESS) note(rc);
+      if (rc == MPI_SUCCESS && !done) return false;
+      check_direct_count(tested_, status);
+    }
+    return true;
+  }
+
+  // A direct block shorter than the receive count is the sender's disagreement (a longer one
+  // MPI reports itself).
+  void check_direct_count(std::size_t index, const MPI_Status& status) {
+    for (const auto& [request, bytes] : expected_)
+      if (request == index) {
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        if (count != bytes) note(MPI_ERR_TRUNCATE);
+      }
+  }
+
+  // Each forwarded block to the receive buffer (no digit left above this round's) or to the
+  // store.
+  void finish_batch() {
+    const auto [first, last] = batches_[batch_];
+    for (std::size_t r = first; r < last; ++r) {
+      const TunaRound& round = rounds_[r];
+      const std::vector<std::byte>& message = staging_[r - first].recv;
+      const std::int64_t span = std::int64_t{round.distance / round.value} * radix_;
+      std::size_t at = round.forwarded.size() * sizeof(std::int64_t);
+      for (std::size_t i = 0; i < round.forwarded.size(); ++i) {
+        const int d = round.forwarded[i];
+        std::int64_t bytes = 0;
+        std::memcpy(&bytes, message.data() + i * sizeof bytes, sizeof bytes);
+        if (bytes < 0 || at + bytes > message.size()) {
+          note(MPI_ERR_TRUNCATE);  // not a message of this schedule: nothing more to take
+          break;
+        }
+        if (d < span) {
+          const int source = mod(ctx_.rank - d);
+          if (bytes != recv_.bytes[source])
+            note(MPI_ERR_TRUNCATE);
+          else if (bytes > 0)
+            std::memcpy(recv_.at(source), message.data() + at, bytes);
+        } else {
+          store_[d].assign(message.begin() + at, message.begin() + at + bytes);
+        }
+        at += static_cast<std::size_t>(bytes);
+      }
+    }
+    requests_.clear();
+    expected_.clear();
+    tested_ = 0;
+  }
+
+  void post(int rc, const char* what) {
+    if (rc == MPI_SUCCESS) return;
+    for (MPI_Request& r : requests_)  // nothing is left behind in flight
+      if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
+    check_mpi(rc, what);
+  }
+
+  void note(int code) {
+    if (error_ == MPI_SUCCESS) error_ = code;
+  }
+
+  const CommContext& ctx_;
+  int radix_;
+  std::vector<TunaRound> rounds_;
+  std::vector<std::pair<std::size_t, std::size_t>> batches_;
+  int direct_tag_;
+  Blocks send_, recv_;
+  std::vector<std::vector<std::byte>> store_;  // by distance
+  std::vector<Staging> staging_;               // one per round of the batch in flight
+  std::vector<MPI_Request> requests_;          // the batch's
+  std::vector<std::pair<std::size_t, std::int64_t>> expected_;  // direct receives: bytes
+  std::size_t batch_ = 0, tested_ = 0;
+  int error_ = MPI_SUCCESS;
+};
+
+}  // namespace
+
+std::unique_ptr<Operation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
+                                              const CommContext& ctx, const TunaShape& shape,
+                                              std::int64_t& temp_bytes) {
+  auto exchange = std::make_unique<TunaExchange>(call, checked, ctx, shape);
+  temp_bytes = exchange->temp_bytes();
+  return exchange;
+}
+
+}  // namespace a2av
