@@ -16,7 +16,7 @@ add_test(NAME preload_install
 set_tests_properties(preload_install PROPERTIES FIXTURES_SETUP preload_prefix LABELS preload)
 
 # What every program that calls MPI_Ialltoallv must show.
-set(_ialltoallv_taken "MPI_Ialltoallv calls via nonblocking:direct")
+set(_ialltoallv_taken "MPI_Ialltoallv calls via nonblocking:[a-z]")
 # And the conformance program's other entry points: persistent (MPI_Alltoallv_init, or Open
 # MPI 4.1's MPIX_Alltoallv_init) and neighbourhood.
 set(_entry_points_taken "${_ialltoallv_taken}" "MPIX?_Alltoallv_init calls via [a-z]"

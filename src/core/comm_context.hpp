@@ -14,6 +14,7 @@ namespace a2av {
 
 class NodeSegment;
 struct NodeAwareCells;
+struct NonblockingCells;
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
@@ -34,10 +35,13 @@ struct CommContext {
   // every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
   mutable std::uint64_t exchanges = 0;
-  // Sparse exchange rounds (sparse/sparse.hpp) and nonblocking TuNA exchanges
-  // (driver/ialltoallv_tuna.cpp) so far, the same on every rank.
+  // Sparse exchange rounds (sparse/sparse.hpp) and nonblocking exchanges
+  // (driver/ialltoallv.cpp) so far, the same on every rank.
   mutable std::uint64_t sparse_rounds = 0;
   mutable std::uint64_t nonblocking_started = 0;
+  // The nonblocking shared-memory schedule's cells (driver/ialltoallv_shared_memory.cpp),
+  // made on its first use.
+  mutable std::shared_ptr<NonblockingCells> nonblocking_cells;
   // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
   // first use.
   mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<NodeAwareCells>>

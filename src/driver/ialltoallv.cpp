@@ -1,10 +1,16 @@
-// The nonblocking exchange's schedules: TuNA's when A2AV_ALGORITHM names tuna and the call
-// suits it (ialltoallv_tuna.cpp), else direct: every block its own message, all
-// receives then all sends posted when the call starts, in spread_out's order (receive from
-// rank - i, send to rank + i; fan-tuna-configurable-alltoallv.txt, Section II(d)), in the
-// caller's datatypes (MPI handles derived types, nothing is packed). With MPI_IN_PLACE the
-// blocks to send are packed first (MPI_Pack), the only temporary memory. The operation
-// behind the request tests its messages whenever the MPI library progresses.
+// The nonblocking exchange's schedules, the same on every rank: chosen from A2AV_ALGORITHM
+// (the same everywhere), MPI_IN_PLACE (given on all ranks or none, as MPI requires) and the
+// node layout, never from this rank's counts or datatypes:
+//  - direct (here): every block its own message, all receives then all sends posted when the
+//    call starts, in spread_out's order (receive from rank - i, send to rank + i;
+//    fan-tuna-configurable-alltoallv.txt, Section II(d)), in the caller's datatypes (MPI
+//    handles derived types, nothing is packed). With MPI_IN_PLACE the blocks to send are
+//    packed first (MPI_Pack), the only temporary memory. Calls in place, and on ranks of
+//    several nodes unless A2AV_ALGORITHM names tuna.
+//  - shared_memory (ialltoallv_shared_memory.cpp): every rank on one node, unless
+//    A2AV_ALGORITHM names another algorithm than shared_memory or auto.
+//  - tuna (ialltoallv_tuna.cpp): A2AV_ALGORITHM names tuna.
+// The operation behind the request advances whenever the MPI library progresses.
 // Counts that disagree with the sender's show on the receiving rank as MPI_ERR_TRUNCATE from
 // MPI_Wait (a longer message) or as its own MPI_ERR_TRUNCATE (a shorter one).
 #include "driver/ialltoallv.hpp"
@@ -12,7 +18,9 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/node_segment.hpp"
 #include "core/progress_request.hpp"
+#include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
 
 #include <cstdlib>
@@ -134,15 +142,18 @@ class DirectExchange : public Operation {
   int error_ = MPI_SUCCESS;
 };
 
-// A2AV_ALGORITHM naming tuna, for a call TuNA's schedule takes: its shape; else none.
-std::optional<TunaShape> tuna_requested(const Call& call, const CheckedCall& checked, int size) {
+// What A2AV_ALGORITHM names ("" for nothing).
+const Spec* requested_spec() {
   static const char* env = std::getenv("A2AV_ALGORITHM");
-  if (!env || !*env || call.in_place() || !checked.send_type.contiguous ||
-      !checked.recv_type.contiguous)
-    return std::nullopt;
-  const Spec spec = parse_spec(env);
-  if (spec.algorithm->name != "tuna") return std::nullopt;
-  return tuna_shape(spec.params, size);
+  static const std::optional<Spec> spec =
+      env && *env ? std::optional<Spec>(parse_spec(env)) : std::nullopt;
+  return spec ? &*spec : nullptr;
+}
+
+bool shared_memory_suits(const CommContext& ctx, const Spec* spec) {
+  const bool asked =
+      !spec || spec->algorithm->name == "auto" || spec->algorithm->name == "shared_memory";
+  return asked && kNodeSegments && ctx.size > 1 && ctx.size == ctx.node_size;
 }
 
 }  // namespace
@@ -153,13 +164,19 @@ NonblockingStart start_ialltoallv(const Call& call) {
   CheckedCall checked;
   check_call(call, ctx.size, checked);
   if (checked.code != 0) throw Error(checked.code, checked.message);
-  if (const auto shape = tuna_requested(call, checked, ctx.size)) {
-    std::int64_t temp = 0;
-    auto exchange = make_tuna_exchange(call, checked, ctx, *shape, temp);
+  const std::uint64_t sequence = ctx.nonblocking_started++;
+  const Spec* spec = requested_spec();
+  std::int64_t temp = 0;
+  if (!call.in_place() && spec && spec->algorithm->name == "tuna") {
+    auto exchange =
+        make_tuna_exchange(call, checked, ctx, tuna_shape(spec->params, ctx.size), sequence, temp);
     return {start_request(std::move(exchange)), "tuna", temp};
   }
+  if (!call.in_place() && shared_memory_suits(ctx, spec))
+    if (auto exchange = make_shared_memory_exchange(call, checked, ctx, sequence, temp))
+      return {start_request(std::move(exchange)), "shared_memory", temp};
   auto exchange = std::make_unique<DirectExchange>(call, checked, ctx);
-  const std::int64_t temp = exchange->temp_bytes();
+  temp = exchange->temp_bytes();
   return {start_request(std::move(exchange)), "direct", temp};
 }
 

@@ -7,13 +7,15 @@
 // to the receive buffer (arrived) or the store (more digits to travel), and the next batch
 // starts. What the blocking engine (alltoallv/tuna.cpp) adds is left out: no error agreement
 // in band (MPI_Ialltoallv checks locally), no large-block bypass (every block travels the
-// rounds, so the store holds up to P - (K+1) blocks of any size), contiguous datatypes only.
+// rounds, so the store holds up to P - (K+1) blocks of any size). Data in non-contiguous
+// datatypes is packed and unpacked (driver/nonblocking_blocks.hpp).
 // Each operation has tags of its own, numbered in the order the ranks start them, so several
 // can be outstanding on one communicator.
 #include "driver/ialltoallv_tuna.hpp"
 
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
+#include "driver/nonblocking_blocks.hpp"
 
 #include <cstring>
 #include <vector>
@@ -28,18 +30,18 @@ constexpr std::uint64_t kTagPairs = 4096;
 class TunaExchange : public Operation {
  public:
   TunaExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
-               const TunaShape& shape)
+               const TunaShape& shape, std::uint64_t sequence)
       : ctx_(ctx),
         radix_(shape.radix),
         rounds_(tuna_rounds(ctx.size, shape.radix)),
         batches_(tuna_batches(rounds_, shape.batch)),
-        direct_tag_(kFirstTag + 2 * static_cast<int>(ctx.nonblocking_started++ % kTagPairs)),
+        direct_tag_(kFirstTag + 2 * static_cast<int>(sequence % kTagPairs)),
+        blocks_(call, checked, ctx.size),
+        send_(blocks_.send()),
+        recv_(blocks_.recv()),
         store_(ctx.size),
         staging_(static_cast<std::size_t>(shape.batch)) {
-    lay_out(call.sendbuf, call.sdispls, checked.send_type, checked.send_bytes, send_);
-    lay_out(call.recvbuf, call.rdispls, checked.recv_type, checked.recv_bytes, recv_);
-    if (send_.bytes[ctx.rank] > 0)
-      std::memcpy(recv_.at(ctx.rank), send_.at(ctx.rank), send_.bytes[ctx.rank]);
+    if (!blocks_.copy_own_block(ctx.rank)) note(MPI_ERR_TRUNCATE);
     if (!batches_.empty()) post_batch();
   }
 
@@ -49,13 +51,15 @@ class TunaExchange : public Operation {
       finish_batch();
       if (++batch_ < batches_.size()) post_batch();
     }
+    if (!finished_) blocks_.finish();
+    finished_ = true;
     return true;
   }
 
   int error() const override { return error_; }
 
   std::int64_t temp_bytes() const {
-    std::int64_t bytes = 0;
+    std::int64_t bytes = blocks_.temp_bytes();
     for (const auto& s : store_) bytes += static_cast<std::int64_t>(s.capacity());
     for (const Staging& s : staging_)
       bytes += static_cast<std::int64_t>(s.send.capacity() + s.recv.capacity());
@@ -63,24 +67,10 @@ class TunaExchange : public Operation {
   }
 
  private:
-  struct Blocks {
-    std::byte* base = nullptr;
-    std::vector<std::int64_t> bytes, offset;
-    std::byte* at(int peer) const { return base + offset[peer]; }
-  };
   struct Staging {
     std::vector<std::byte> send, recv;
     bool received = false;  // the forwarded message has been found and its receive posted
   };
-
-  static void lay_out(const void* buffer, const MPI_Aint* displs, const TypeInfo& type,
-                      const std::vector<std::int64_t>& bytes, Blocks& out) {
-    out.base = static_cast<std::byte*>(const_cast<void*>(buffer));
-    out.bytes = bytes;
-    out.offset.resize(bytes.size());
-    for (std::size_t p = 0; p < bytes.size(); ++p)
-      out.offset[p] = static_cast<std::int64_t>(displs[p]) * type.extent + type.true_lb;
-  }
 
   int mod(int value) const { return ((value % ctx_.size) + ctx_.size) % ctx_.size; }
 
@@ -225,12 +215,14 @@ class TunaExchange : public Operation {
   std::vector<TunaRound> rounds_;
   std::vector<std::pair<std::size_t, std::size_t>> batches_;
   int direct_tag_;
-  Blocks send_, recv_;
+  NonblockingBlocks blocks_;
+  const ByteBlocks &send_, &recv_;
   std::vector<std::vector<std::byte>> store_;  // by distance
   std::vector<Staging> staging_;               // one per round of the batch in flight
   std::vector<MPI_Request> requests_;          // the batch's
   std::vector<std::pair<std::size_t, std::int64_t>> expected_;  // direct receives: bytes
   std::size_t batch_ = 0, tested_ = 0;
+  bool finished_ = false;
   int error_ = MPI_SUCCESS;
 };
 
@@ -238,8 +230,8 @@ class TunaExchange : public Operation {
 
 std::unique_ptr<Operation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
                                               const CommContext& ctx, const TunaShape& shape,
-                                              std::int64_t& temp_bytes) {
-  auto exchange = std::make_unique<TunaExchange>(call, checked, ctx, shape);
+                                              std::uint64_t sequence, std::int64_t& temp_bytes) {
+  auto exchange = std::make_unique<TunaExchange>(call, checked, ctx, shape, sequence);
   temp_bytes = exchange->temp_bytes();
   return exchange;
 }

@@ -10,11 +10,12 @@
 
 namespace a2av {
 
-// For a checked call, not in place, whose datatypes are contiguous. `temp_bytes`: what the
-// operation holds when it starts (its first batch's messages); the store grows as blocks
-// pass through, up to P - (K+1) blocks.
+// For a checked call, not in place; `sequence` numbers the nonblocking exchanges started on
+// the communicator (the same on every rank). `temp_bytes`: what the operation holds when it
+// starts (packed copies, its first batch's messages); the store grows as blocks pass
+// through, up to P - (K+1) blocks.
 std::unique_ptr<Operation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
                                               const CommContext& ctx, const TunaShape& shape,
-                                              std::int64_t& temp_bytes);
+                                              std::uint64_t sequence, std::int64_t& temp_bytes);
 
 }  // namespace a2av

@@ -1,0 +1,242 @@
+// The nonblocking exchange's shared-memory schedule: the blocking shared_memory's cells
+// (alltoallv/shared_memory.cpp; fan-tuna-configurable-alltoallv.txt, Section IV) advanced
+// by the caller's MPI_Test/MPI_Wait. A block of at most the cells' capacity is copied into
+// the sender's cell for its receiver and published by the exchange's number; the receiver
+// copies it out when it sees that number. Larger blocks go as MPI messages, announced by
+// their size in the cell (small blocks one way, large ones the other, as UCC's "hybrid").
+//
+// Several exchanges may be in flight on one communicator, and a rank may start one before
+// its peers have finished the last, so the blocking form's rule (a rank is at most one
+// exchange ahead) does not hold. Instead each cell says what its reader has consumed: a
+// sender writes a cell only once its reader has consumed what the cell held last, else it
+// tries again at the next progress. Cells alternate between two sets by the exchange's
+// parity, so the next exchange rarely waits. An exchange that must wait for its readers
+// first advances the older exchanges of its communicator on this rank (MPICH advances only
+// the request being waited for, and a peer's reads may wait on this rank's older writes).
+//
+// Its own cells (not the blocking shared_memory's), made on the first nonblocking exchange
+// on the communicator: the A2AV_SHM_BYTES budget per rank again. Counts that disagree show
+// as MPI_ERR_TRUNCATE on the receiving rank, as with MPI_Ialltoallv.
+#include "driver/ialltoallv_shared_memory.hpp"
+
+#include "alltoallv/algorithm.hpp"
+#include "core/check.hpp"
+#include "core/node_segment.hpp"
+#include "core/p2p.hpp"
+#include "core/spin.hpp"
+#include "driver/nonblocking_blocks.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <vector>
+
+namespace a2av {
+
+class SharedMemoryExchange;
+
+// The communicator's cells and the exchanges in flight on them on this rank, oldest first.
+struct NonblockingCells {
+  NodeSegment segment;
+  std::vector<SharedMemoryExchange*> in_flight;
+};
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+constexpr int kFirstTag = 10000;  // large blocks: kFirstTag + sequence % kTags
+constexpr std::uint64_t kTags = 4096;
+
+// A cell's first cache line; the block follows it.
+struct Cell {
+  std::uint64_t sequence;  // the exchange it holds, published last by its sender
+  std::uint64_t consumed;  // the last exchange its reader has taken from it
+  std::int64_t bytes;      // the block's size; more than the capacity: sent by MPI
+};
+static_assert(sizeof(Cell) <= kLine);
+
+std::uint64_t load(const std::uint64_t& field) {
+  return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(field))
+      .load(std::memory_order_acquire);
+}
+void store(std::uint64_t& field, std::uint64_t value) {
+  std::atomic_ref<std::uint64_t>(field).store(value, std::memory_order_release);
+}
+
+NonblockingCells& cells_of(const CommContext& ctx) {
+  if (!ctx.nonblocking_cells) {
+    const std::int64_t capacity = shared_memory_capacity(ctx.size);
+    const std::size_t part =
+        capacity < 0 ? 0 : static_cast<std::size_t>(capacity + kLine) * 2 * ctx.size;
+    ctx.nonblocking_cells.reset(new NonblockingCells{NodeSegment(ctx.nonblocking, part), {}});
+  }
+  return *ctx.nonblocking_cells;
+}
+
+}  // namespace
+
+class SharedMemoryExchange : public Operation {
+ public:
+  SharedMemoryExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
+                       NonblockingCells& cells, std::uint64_t sequence)
+      : ctx_(ctx),
+        cells_(cells),
+        exchange_(sequence + 1),  // zeroed cells hold exchange 0
+        tag_(kFirstTag + static_cast<int>(sequence % kTags)),
+        stride_(cells.segment.part_bytes() / (2 * ctx.size)),
+        capacity_(static_cast<std::int64_t>(stride_ - kLine)),
+        blocks_(call, checked, ctx.size) {
+    cells_.in_flight.push_back(this);
+    const int me = ctx.rank, size = ctx.size;
+    if (!blocks_.copy_own_block(me)) note(MPI_ERR_TRUNCATE);
+    for (int i = 1; i < size; ++i) {
+      to_read_.push_back((me - i + size) % size);
+      to_write_.push_back((me + i) % size);
+    }
+    write();
+  }
+
+  ~SharedMemoryExchange() override { std::erase(cells_.in_flight, this); }
+
+  bool progress() override {
+    if (done_) return true;
+    const std::size_t before = to_write_.size() + to_read_.size();
+    if (!write()) advance_older();
+    read();
+    if (to_write_.size() + to_read_.size() == before && before > 0 && oversubscribed(ctx_.size))
+      sched_yield();  // let the peers this rank waits for run
+    if (!to_write_.empty() || !to_read_.empty() || !requests_done()) return false;
+    blocks_.finish();
+    done_ = true;
+    return true;
+  }
+
+  int error() const override { return error_; }
+  std::int64_t temp_bytes() const {
+    return blocks_.temp_bytes() +
+           static_cast<std::int64_t>(
+               requests_.capacity() * sizeof(MPI_Request) +
+               (to_read_.capacity() + to_write_.capacity() + expected_.capacity()) * sizeof(int));
+  }
+
+ private:
+  const ByteBlocks& send() const { return blocks_.send(); }
+  const ByteBlocks& recv() const { return blocks_.recv(); }
+
+  Cell& cell(int owner, int reader) const {
+    return *reinterpret_cast<Cell*>(cells_.segment.part(owner) +
+                                    ((exchange_ % 2) * ctx_.size + reader) * stride_);
+  }
+  std::byte* block(Cell& c) const { return reinterpret_cast<std::byte*>(&c) + kLine; }
+
+  // Fills the cells whose readers have consumed what they held; true if none is left.
+  bool write() {
+    std::erase_if(to_write_, [&](int to) {
+      Cell& c = cell(ctx_.rank, to);
+      if (load(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
+      c.bytes = send().bytes[to];
+      if (c.bytes <= capacity_)
+        std::memcpy(block(c), send().at(to), c.bytes);
+      else
+        post_pieces(send().at(to), c.bytes, c.bytes, to, false);
+      store(c.sequence, exchange_);
+      return true;
+    });
+    return to_write_.empty();
+  }
+
+  // Takes the blocks of every sender that has published this exchange.
+  void read() {
+    std::erase_if(to_read_, [&](int from) {
+      Cell& c = cell(from, ctx_.rank);
+      if (load(c.sequence) != exchange_) return false;
+      take(from, c);
+      store(c.consumed, exchange_);
+      return true;
+    });
+  }
+
+  void take(int from, Cell& c) {
+    const std::int64_t expected = recv().bytes[from];
+    if (c.bytes != expected) note(MPI_ERR_TRUNCATE);
+    if (c.bytes <= capacity_)
+      std::memcpy(recv().at(from), block(c), std::min(c.bytes, expected));
+    else  // posted now, in the pieces the sender sends: what does not fit fails as truncated
+      post_pieces(recv().at(from), c.bytes, expected, from, true);
+  }
+
+  void advance_older() {
+    for (SharedMemoryExchange* older : std::vector(cells_.in_flight)) {
+      if (older == this) break;
+      older->progress();
+    }
+  }
+
+  bool requests_done() {
+    for (; tested_ < requests_.size(); ++tested_) {
+      int done = 0;
+      MPI_Status status;
+      const int rc = MPI_Test(&requests_[tested_], &done, &status);
+      if (rc != MPI_SUCCESS) {
+        note(rc);
+        continue;
+      }
+      if (!done) return false;
+      if (expected_[tested_] < 0) continue;
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (count != expected_[tested_]) note(MPI_ERR_TRUNCATE);
+    }
+    return true;
+  }
+
+  // A large block of `bytes` as messages of at most max_piece() bytes (MPI counts are int),
+  // in order; a receive takes at most `room` bytes of them.
+  void post_pieces(std::byte* data, std::int64_t bytes, std::int64_t room, int peer, bool receive) {
+    const std::int64_t piece = max_piece();
+    for (std::int64_t at = 0; at < bytes; at += piece) {
+      const int n = static_cast<int>(std::min(piece, bytes - at));
+      MPI_Request& request = requests_.emplace_back(MPI_REQUEST_NULL);
+      expected_.push_back(receive ? n : -1);
+      const int fits = static_cast<int>(std::clamp<std::int64_t>(room - at, 0, n));
+      const int rc =
+          receive ? MPI_Irecv(data + std::min(at, room), fits, MPI_BYTE, peer, tag_,
+                              ctx_.nonblocking, &request)
+                  : MPI_Isend(data + at, n, MPI_BYTE, peer, tag_, ctx_.nonblocking, &request);
+      if (rc != MPI_SUCCESS) note(rc);
+    }
+  }
+
+  void note(int code) {
+    if (error_ == MPI_SUCCESS) error_ = code;
+  }
+
+  const CommContext& ctx_;
+  NonblockingCells& cells_;
+  std::uint64_t exchange_;
+  int tag_;
+  std::size_t stride_;
+  std::int64_t capacity_;
+  NonblockingBlocks blocks_;
+  std::vector<int> to_write_, to_read_;  // peers whose cell is still to fill, to take
+  std::vector<MPI_Request> requests_;    // large blocks, both ways
+  std::vector<int> expected_;            // by request: bytes to receive, -1 for sends
+  std::size_t tested_ = 0;               // requests_[0, tested_) are complete
+  bool done_ = false;
+  int error_ = MPI_SUCCESS;
+};
+
+std::unique_ptr<Operation> make_shared_memory_exchange(const Call& call, const CheckedCall& checked,
+                                                       const CommContext& ctx,
+                                                       std::uint64_t sequence,
+                                                       std::int64_t& temp_bytes) {
+  NonblockingCells& cells = cells_of(ctx);
+  if (!cells.segment.ok()) return nullptr;
+  auto exchange = std::make_unique<SharedMemoryExchange>(call, checked, ctx, cells, sequence);
+  temp_bytes = exchange->temp_bytes();
+  return exchange;
+}
+
+}  // namespace a2av
