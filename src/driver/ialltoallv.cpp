@@ -19,9 +19,9 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/node_segment.hpp"
-#include "core/progress_request.hpp"
 #include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
+#include "driver/nonblocking_operation.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -32,7 +32,7 @@ namespace {
 
 constexpr int kTag = 40;  // on the nonblocking exchanges' communicator (TuNA's: 1000 and up)
 
-class DirectExchange : public Operation {
+class DirectExchange : public NonblockingOperation {
  public:
   DirectExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx) {
     const int me = ctx.rank, size = ctx.size;
@@ -84,7 +84,6 @@ class DirectExchange : public Operation {
     return true;
   }
 
-  int error() const override { return error_; }
   std::int64_t temp_bytes() const {
     return static_cast<std::int64_t>(packed_.size() + requests_.capacity() * sizeof(MPI_Request) +
                                      expected_.capacity() * sizeof(int));
@@ -98,16 +97,7 @@ class DirectExchange : public Operation {
 
   MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
 
-  void post(int rc, const char* what) {
-    if (rc == MPI_SUCCESS) return;
-    for (MPI_Request& r : requests_)  // nothing is left behind in flight
-      if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
-    check_mpi(rc, what);
-  }
-
-  void note(int code) {
-    if (error_ == MPI_SUCCESS) error_ = code;
-  }
+  void post(int rc, const char* what) { posted(rc, what, requests_); }
 
   // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite.
   void pack_in_place(const Call& call, std::int64_t extent, const CommContext& ctx) {
@@ -139,7 +129,6 @@ class DirectExchange : public Operation {
   std::size_t next_ = 0;               // requests_[0, next_) are complete
   std::vector<std::byte> packed_;      // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
-  int error_ = MPI_SUCCESS;
 };
 
 // What A2AV_ALGORITHM names ("" for nothing).

@@ -25,6 +25,7 @@
 #include "core/p2p.hpp"
 #include "core/spin.hpp"
 #include "driver/nonblocking_blocks.hpp"
+#include "driver/nonblocking_operation.hpp"
 
 #include <sched.h>
 
@@ -77,7 +78,7 @@ NonblockingCells& cells_of(const CommContext& ctx) {
 
 }  // namespace
 
-class SharedMemoryExchange : public Operation {
+class SharedMemoryExchange : public NonblockingOperation {
  public:
   SharedMemoryExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
                        NonblockingCells& cells, std::uint64_t sequence)
@@ -113,7 +114,6 @@ class SharedMemoryExchange : public Operation {
     return true;
   }
 
-  int error() const override { return error_; }
   std::int64_t temp_bytes() const {
     return blocks_.temp_bytes() +
            static_cast<std::int64_t>(
@@ -209,10 +209,6 @@ class SharedMemoryExchange : public Operation {
     }
   }
 
-  void note(int code) {
-    if (error_ == MPI_SUCCESS) error_ = code;
-  }
-
   const CommContext& ctx_;
   NonblockingCells& cells_;
   std::uint64_t exchange_;
@@ -225,7 +221,6 @@ class SharedMemoryExchange : public Operation {
   std::vector<int> expected_;            // by request: bytes to receive, -1 for sends
   std::size_t tested_ = 0;               // requests_[0, tested_) are complete
   bool done_ = false;
-  int error_ = MPI_SUCCESS;
 };
 
 std::unique_ptr<Operation> make_shared_memory_exchange(const Call& call, const CheckedCall& checked,

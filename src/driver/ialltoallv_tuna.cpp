@@ -16,6 +16,7 @@
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 #include "driver/nonblocking_blocks.hpp"
+#include "driver/nonblocking_operation.hpp"
 
 #include <cstring>
 #include <vector>
@@ -27,7 +28,7 @@ constexpr int kFirstTag = 1000;  // direct blocks, forwarded messages at +1; 819
 // (on the nonblocking exchanges' own communicator, CommContext::nonblocking)
 constexpr std::uint64_t kTagPairs = 4096;
 
-class TunaExchange : public Operation {
+class TunaExchange : public NonblockingOperation {
  public:
   TunaExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
                const TunaShape& shape, std::uint64_t sequence)
@@ -55,8 +56,6 @@ class TunaExchange : public Operation {
     finished_ = true;
     return true;
   }
-
-  int error() const override { return error_; }
 
   std::int64_t temp_bytes() const {
     std::int64_t bytes = blocks_.temp_bytes();
@@ -199,16 +198,7 @@ class TunaExchange : public Operation {
     tested_ = 0;
   }
 
-  void post(int rc, const char* what) {
-    if (rc == MPI_SUCCESS) return;
-    for (MPI_Request& r : requests_)  // nothing is left behind in flight
-      if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
-    check_mpi(rc, what);
-  }
-
-  void note(int code) {
-    if (error_ == MPI_SUCCESS) error_ = code;
-  }
+  void post(int rc, const char* what) { posted(rc, what, requests_); }
 
   const CommContext& ctx_;
   int radix_;
@@ -223,7 +213,6 @@ class TunaExchange : public Operation {
   std::vector<std::pair<std::size_t, std::int64_t>> expected_;  // direct receives: bytes
   std::size_t batch_ = 0, tested_ = 0;
   bool finished_ = false;
-  int error_ = MPI_SUCCESS;
 };
 
 }  // namespace
