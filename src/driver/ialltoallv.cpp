@@ -40,53 +40,35 @@ class DirectExchange : public NonblockingOperation {
                        recv_extent = checked.recv_type.extent;
     recvtype_ = call.recvtype;
     if (call.in_place()) pack_in_place(call, recv_extent, ctx);
-    requests_.reserve(2 * size);
-    expected_.reserve(size);
+    reserve_requests(2 * size);
     for (int i = 0; i < size; ++i) {
       const int from = (me - i + size) % size;
       if (i == 0 && call.in_place()) continue;
-      expected_.push_back(static_cast<int>(call.recvcounts[from]));
-      post(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent),
-                     static_cast<int>(call.recvcounts[from]), call.recvtype, from, kTag,
-                     ctx.nonblocking, &add()),
-           "MPI_Irecv");
+      const int count = static_cast<int>(call.recvcounts[from]);
+      posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent), count, call.recvtype,
+                       from, kTag, ctx.nonblocking, &add(count)),
+             "MPI_Irecv");
     }
     for (int i = 0; i < size; ++i) {
       const int to = (me + i) % size;
       if (i == 0 && call.in_place()) continue;
       if (call.in_place()) {
-        post(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to, kTag,
-                       ctx.nonblocking, &add()),
-             "MPI_Isend");
+        posted(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to,
+                         kTag, ctx.nonblocking, &add()),
+               "MPI_Isend");
       } else {
-        post(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
-                       static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag,
-                       ctx.nonblocking, &add()),
-             "MPI_Isend");
+        posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
+                         static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag,
+                         ctx.nonblocking, &add()),
+               "MPI_Isend");
       }
     }
   }
 
-  bool progress() override {
-    // Receives come first in requests_: their statuses say how much arrived.
-    for (; next_ < requests_.size(); ++next_) {
-      int done = 0;
-      MPI_Status status;
-      const int rc = MPI_Test(&requests_[next_], &done, &status);
-      if (!done && rc == MPI_SUCCESS) return false;
-      if (rc != MPI_SUCCESS) note(rc);
-      if (next_ < expected_.size() && rc == MPI_SUCCESS) {
-        int count = 0;
-        MPI_Get_count(&status, recvtype_, &count);
-        if (count != expected_[next_]) note(MPI_ERR_TRUNCATE);
-      }
-    }
-    return true;
-  }
+  bool progress() override { return all_tested(recvtype_); }
 
   std::int64_t temp_bytes() const {
-    return static_cast<std::int64_t>(packed_.size() + requests_.capacity() * sizeof(MPI_Request) +
-                                     expected_.capacity() * sizeof(int));
+    return static_cast<std::int64_t>(packed_.size()) + request_bytes();
   }
 
  private:
@@ -94,10 +76,6 @@ class DirectExchange : public NonblockingOperation {
   static std::byte* at(const void* base, MPI_Aint displ, std::int64_t extent) {
     return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
   }
-
-  MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
-
-  void post(int rc, const char* what) { posted(rc, what, requests_); }
 
   // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite.
   void pack_in_place(const Call& call, std::int64_t extent, const CommContext& ctx) {
@@ -124,10 +102,7 @@ class DirectExchange : public NonblockingOperation {
   }
 
   MPI_Datatype recvtype_ = MPI_DATATYPE_NULL;
-  std::vector<MPI_Request> requests_;  // receives, then sends
-  std::vector<int> expected_;          // elements expected by each receive
-  std::size_t next_ = 0;               // requests_[0, next_) are complete
-  std::vector<std::byte> packed_;      // MPI_IN_PLACE: the blocks to send
+  std::vector<std::byte> packed_;  // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
 };
 

@@ -108,17 +108,15 @@ class SharedMemoryExchange : public NonblockingOperation {
     read();
     if (to_write_.size() + to_read_.size() == before && before > 0 && oversubscribed(ctx_.size))
       sched_yield();  // let the peers this rank waits for run
-    if (!to_write_.empty() || !to_read_.empty() || !requests_done()) return false;
+    if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE)) return false;
     blocks_.finish();
     done_ = true;
     return true;
   }
 
   std::int64_t temp_bytes() const {
-    return blocks_.temp_bytes() +
-           static_cast<std::int64_t>(
-               requests_.capacity() * sizeof(MPI_Request) +
-               (to_read_.capacity() + to_write_.capacity() + expected_.capacity()) * sizeof(int));
+    return blocks_.temp_bytes() + request_bytes() +
+           static_cast<std::int64_t>((to_read_.capacity() + to_write_.capacity()) * sizeof(int));
   }
 
  private:
@@ -174,32 +172,13 @@ class SharedMemoryExchange : public NonblockingOperation {
     }
   }
 
-  bool requests_done() {
-    for (; tested_ < requests_.size(); ++tested_) {
-      int done = 0;
-      MPI_Status status;
-      const int rc = MPI_Test(&requests_[tested_], &done, &status);
-      if (rc != MPI_SUCCESS) {
-        note(rc);
-        continue;
-      }
-      if (!done) return false;
-      if (expected_[tested_] < 0) continue;
-      int count = 0;
-      MPI_Get_count(&status, MPI_BYTE, &count);
-      if (count != expected_[tested_]) note(MPI_ERR_TRUNCATE);
-    }
-    return true;
-  }
-
   // A large block of `bytes` as messages of at most max_piece() bytes (MPI counts are int),
   // in order; a receive takes at most `room` bytes of them.
   void post_pieces(std::byte* data, std::int64_t bytes, std::int64_t room, int peer, bool receive) {
     const std::int64_t piece = max_piece();
     for (std::int64_t at = 0; at < bytes; at += piece) {
       const int n = static_cast<int>(std::min(piece, bytes - at));
-      MPI_Request& request = requests_.emplace_back(MPI_REQUEST_NULL);
-      expected_.push_back(receive ? n : -1);
+      MPI_Request& request = add(receive ? n : -1);
       const int fits = static_cast<int>(std::clamp<std::int64_t>(room - at, 0, n));
       const int rc =
           receive ? MPI_Irecv(data + std::min(at, room), fits, MPI_BYTE, peer, tag_,
@@ -217,9 +196,6 @@ class SharedMemoryExchange : public NonblockingOperation {
   std::int64_t capacity_;
   NonblockingBlocks blocks_;
   std::vector<int> to_write_, to_read_;  // peers whose cell is still to fill, to take
-  std::vector<MPI_Request> requests_;    // large blocks, both ways
-  std::vector<int> expected_;            // by request: bytes to receive, -1 for sends
-  std::size_t tested_ = 0;               // requests_[0, tested_) are complete
   bool done_ = false;
 };
 

@@ -88,20 +88,20 @@ class TunaExchange : public NonblockingOperation {
     for (std::size_t r = first; r < last; ++r) {
       const TunaRound& round = rounds_[r];
       const int to = mod(ctx_.rank + round.distance), from = mod(ctx_.rank - round.distance);
-      post(MPI_Irecv(recv_.at(from), static_cast<int>(recv_.bytes[from]), MPI_BYTE, from,
-                     direct_tag_, ctx_.nonblocking, &requests_.emplace_back()),
-           "MPI_Irecv");
-      expected_.push_back({requests_.size() - 1, recv_.bytes[from]});
-      post(MPI_Isend(send_.at(to), static_cast<int>(send_.bytes[to]), MPI_BYTE, to, direct_tag_,
-                     ctx_.nonblocking, &requests_.emplace_back()),
-           "MPI_Isend");
+      const int expected = static_cast<int>(recv_.bytes[from]);
+      posted(MPI_Irecv(recv_.at(from), expected, MPI_BYTE, from, direct_tag_, ctx_.nonblocking,
+                       &add(expected)),
+             "MPI_Irecv");
+      posted(MPI_Isend(send_.at(to), static_cast<int>(send_.bytes[to]), MPI_BYTE, to, direct_tag_,
+                       ctx_.nonblocking, &add()),
+             "MPI_Isend");
       Staging& s = staging_[r - first];
       s.received = round.forwarded.empty();
       if (round.forwarded.empty()) continue;
       pack(round, s.send);
-      post(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to, direct_tag_ + 1,
-                     ctx_.nonblocking, &requests_.emplace_back()),
-           "MPI_Isend");
+      posted(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to,
+                       direct_tag_ + 1, ctx_.nonblocking, &add()),
+             "MPI_Isend");
     }
   }
 
@@ -130,38 +130,21 @@ class TunaExchange : public NonblockingOperation {
       const int from = mod(ctx_.rank - rounds_[r].distance);
       int found = 0;
       MPI_Status status;
-      post(MPI_Iprobe(from, direct_tag_ + 1, ctx_.nonblocking, &found, &status), "MPI_Iprobe");
+      posted(MPI_Iprobe(from, direct_tag_ + 1, ctx_.nonblocking, &found, &status), "MPI_Iprobe");
       if (!found) continue;
       int bytes = 0;
       MPI_Get_count(&status, MPI_BYTE, &bytes);
       s.recv.resize(static_cast<std::size_t>(bytes));
-      post(MPI_Irecv(s.recv.data(), bytes, MPI_BYTE, from, direct_tag_ + 1, ctx_.nonblocking,
-                     &requests_.emplace_back()),
-           "MPI_Irecv");
+      posted(MPI_Irecv(s.recv.data(), bytes, MPI_BYTE, from, direct_tag_ + 1, ctx_.nonblocking,
+                       &add()),
+             "MPI_Irecv");
       s.received = true;
     }
     for (std::size_t r = first; r < last; ++r)
       if (!staging_[r - first].received) return false;
-    for (; tested_ < requests_.size(); ++tested_) {
-      int done = 0;
-      MPI_Status status;
-      const int rc = MPI_Test(&requests_[tested_], &done, &status);
-      if (rc != MPI_SUCCESS) note(rc);
-      if (rc == MPI_SUCCESS && !done) return false;
-      check_direct_count(tested_, status);
-    }
-    return true;
-  }
-
-  // A direct block shorter than the receive count is the sender's disagreement (a longer one
-  // MPI reports itself).
-  void check_direct_count(std::size_t index, const MPI_Status& status) {
-    for (const auto& [request, bytes] : expected_)
-      if (request == index) {
-        int count = 0;
-        MPI_Get_count(&status, MPI_BYTE, &count);
-        if (count != bytes) note(MPI_ERR_TRUNCATE);
-      }
+    // A direct block shorter than the receive count is the sender's disagreement (a longer
+    // one MPI reports itself).
+    return all_tested(MPI_BYTE);
   }
 
   // Each forwarded block to the receive buffer (no digit left above this round's) or to the
@@ -193,12 +176,8 @@ class TunaExchange : public NonblockingOperation {
         at += static_cast<std::size_t>(bytes);
       }
     }
-    requests_.clear();
-    expected_.clear();
-    tested_ = 0;
+    clear_requests();
   }
-
-  void post(int rc, const char* what) { posted(rc, what, requests_); }
 
   const CommContext& ctx_;
   int radix_;
@@ -209,9 +188,7 @@ class TunaExchange : public NonblockingOperation {
   const ByteBlocks &send_, &recv_;
   std::vector<std::vector<std::byte>> store_;  // by distance
   std::vector<Staging> staging_;               // one per round of the batch in flight
-  std::vector<MPI_Request> requests_;          // the batch's
-  std::vector<std::pair<std::size_t, std::int64_t>> expected_;  // direct receives: bytes
-  std::size_t batch_ = 0, tested_ = 0;
+  std::size_t batch_ = 0;
   bool finished_ = false;
 };
 
