@@ -106,7 +106,7 @@ class DirectExchange : public NonblockingOperation {
   std::vector<int> packed_bytes_, packed_offset_;
 };
 
-// What A2AV_ALGORITHM names ("" for nothing).
+// What A2AV_ALGORITHM names; null if it is unset or empty.
 const Spec* requested_spec() {
   static const char* env = std::getenv("A2AV_ALGORITHM");
   static const std::optional<Spec> spec =
