@@ -14,6 +14,10 @@
 //
 // Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
 // spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
+// With radix=R >= 2 (nodes of one size) the nodes exchange by TuNA's rounds instead, each
+// rank in the column of its local index (node_aware_rounds.hpp): no agents and no slots;
+// every rank reads its column blocks from its node's sections and takes its own blocks from
+// the column blocks that reach it.
 // Segment per rank, for the communicator's life (two sets by exchange parity, as
 // shared_memory's cells): staging of N * 64 + P * (8 + t) bytes and slots of about the same,
 // t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes. No temporary
@@ -30,6 +34,7 @@
 // fan-tuna-configurable-alltoallv.txt, Section IV and Figure 4 (intra-node aggregation
 // before the inter-node phase; coalesced messages between nodes).
 #include "alltoallv/algorithm.hpp"
+#include "alltoallv/node_aware_rounds.hpp"
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
@@ -41,6 +46,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 namespace a2av {
@@ -50,6 +56,8 @@ struct NodeAwareCells {
   std::vector<std::vector<int>> ranks;     // by node: its ranks, ascending
   int node = 0, local = 0;                 // this rank's
   int agents = 0;                          // agents per node (0: all ranks)
+  int radix = 0;                           // >= 2: TuNA over the nodes, no agents
+  std::vector<int> column;                 // by node: its rank with this rank's local index
   std::int64_t threshold = 0;              // blocks up to this size are aggregated
   std::vector<std::size_t> section_at;     // offset of each destination node's section
   std::size_t staging_bytes = 0;           // one parity's sections
@@ -68,6 +76,9 @@ constexpr std::size_t kLine = 64;
 // at most one exchange ahead (it needs this rank's part of the next one to get further).
 constexpr int kDirectTags[2] = {30, 31};
 constexpr int kAggregateTag = 32;
+// A column block's word for a rank that rejected its arguments: this plus its code, far
+// below any large-block marker.
+constexpr std::int64_t kFailedWord = std::numeric_limits<std::int64_t>::min();
 constexpr std::int64_t kStagingBudget = std::int64_t{1} << 20;  // bytes per rank and parity
 
 std::size_t round_up(std::size_t bytes) {
@@ -131,6 +142,7 @@ void plan_segment(NodeAwareCells& c) {
   }
   c.assigned.assign(q, {});
   c.slot_at.assign(n, 0);
+  if (c.radix) return;  // the column rounds need no agents and no slots
   for (int m = 0; m < n; ++m) {
     if (m == me) continue;
     const int g = agent_of(c, me, m);
@@ -146,37 +158,52 @@ void plan_segment(NodeAwareCells& c) {
   }
 }
 
-void explain(const CommContext& ctx, const NodeAwareCells& c) {
+void explain(const CommContext& ctx, const NodeAwareCells& c, std::int64_t radix) {
   if (!verbose() || ctx.rank != 0) return;
+  if (radix && !c.radix)
+    std::fprintf(stderr, "a2av: node_aware:radix=%lld needs nodes of one size; they differ\n",
+                 static_cast<long long>(radix));
   if (c.usable)
     std::fprintf(stderr,
                  "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment per rank, "
-                 "blocks of up to %lld bytes aggregated\n",
+                 "blocks of up to %lld bytes aggregated, %s between nodes\n",
                  ctx.size, node_count(c), c.segment->part_bytes(),
-                 static_cast<long long>(c.threshold));
+                 static_cast<long long>(c.threshold),
+                 c.radix ? "TuNA's rounds" : "one message per pair of nodes");
   else
     std::fprintf(
         stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
         c.segment->ok() ? "another node has no shared memory" : c.segment->failure().c_str());
 }
 
-// Made on the first call with this threshold (collective over the communicator).
+// TuNA over the nodes needs a member of every column on every node: nodes of one size.
+void choose_columns(NodeAwareCells& c, std::int64_t radix) {
+  const std::size_t q = c.ranks[c.node].size();
+  for (const auto& node : c.ranks)
+    if (node.size() != q) return;
+  c.radix = static_cast<int>(radix);
+  for (const auto& node : c.ranks) c.column.push_back(node[c.local]);
+}
+
+// Made on the first call with these parameters (collective over the communicator).
 NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
   const std::int64_t threshold = node_aware_threshold(params.at("direct_above"), ctx.size);
-  auto& made = ctx.node_aware[{threshold, params.at("agents")}];
+  const std::int64_t radix = params.at("radix");
+  auto& made = ctx.node_aware[{threshold, radix ? 0 : params.at("agents"), radix}];
   if (made) return *made;
   made = std::make_shared<NodeAwareCells>();
   NodeAwareCells& c = *made;
   c.threshold = threshold;
   c.agents = static_cast<int>(params.at("agents"));
   find_layout(ctx, c);
+  if (radix) choose_columns(c, radix);
   plan_segment(c);
   c.segment =
       std::make_unique<NodeSegment>(ctx.node, kLine + 2 * (c.staging_bytes + c.slots_bytes));
   int usable = c.segment->ok() ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
   c.usable = usable == 1;
-  explain(ctx, c);
+  explain(ctx, c, radix);
   return c;
 }
 
@@ -212,11 +239,17 @@ const std::byte* block_in(Header h, int local, int ranks) {
 
 // One exchange on one rank. `ex` is null for a rank that rejected its arguments (`code`):
 // it takes part with empty blocks and drops what is addressed to it.
-class Run {
+class Run : ColumnBlocks {
  public:
   Run(const CommContext& ctx, NodeAwareCells& c, const Exchange* ex, int code, PeerErrors* peers,
-      Mismatch& mismatch)
-      : ctx_(ctx), c_(c), ex_(ex), code_(code), peers_(peers), mismatch_(mismatch) {
+      Mismatch& mismatch, MemoryTracker& memory)
+      : ctx_(ctx),
+        c_(c),
+        ex_(ex),
+        code_(code),
+        peers_(peers),
+        mismatch_(mismatch),
+        memory_(memory) {
     exchange_ = ++ctx.exchanges;  // shared with shared_memory: one sequence per communicator
     parity_ = exchange_ % 2;
   }
@@ -225,11 +258,18 @@ class Run {
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
-    post_slot_receives();
     for (int s = 0; s < node_size(c_, c_.node); ++s)
       if (s != c_.local) local_pending_.push_back(s);
-    for (int m = 0; m < node_count(c_); ++m)
-      if (m != c_.node) remote_pending_.push_back(m);
+    if (c_.radix) {
+      for (int idle = 0; !all_local_published();)
+        idle = take_local() ? 0 : idle + 1, wait_a_little(idle);
+      run_column_rounds({ctx_.comm, c_.column, c_.node}, c_.radix, *this, memory_);
+      sent_ = true;
+    } else {
+      post_slot_receives();
+      for (int m = 0; m < node_count(c_); ++m)
+        if (m != c_.node) remote_pending_.push_back(m);
+    }
     for (int idle = 0; !done();) idle = step() ? 0 : idle + 1, wait_a_little(idle);
     if (!sends_.empty())
       check_mpi(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE),
@@ -439,6 +479,48 @@ class Run {
            remote, bytes, at - message);
   }
 
+  // The column block for rank (node, my local index): one word per rank of my node (its
+  // block's size or large-block marker, or its error code), then their blocks.
+  std::int64_t bytes_for(int node) const override {
+    const int q = node_size(c_, c_.node);
+    std::int64_t bytes = column_header_bytes(q);
+    for (int s = 0; s < q; ++s)
+      bytes += std::max<std::int64_t>(0, section_header(s, node).size(c_.local));
+    return bytes;
+  }
+  void write_for(int node, std::byte* out) const override {
+    const int q = node_size(c_, c_.node), q_node = node_size(c_, node);
+    auto* words = reinterpret_cast<std::int64_t*>(out);
+    std::byte* data = out + column_header_bytes(q);
+    for (int s = 0; s < q; ++s) {
+      const Header h = section_header(s, node);
+      const std::int64_t size = h.size(c_.local);
+      words[s] = h.code() ? kFailedWord + h.code() : size;
+      if (size > 0) std::memcpy(data, block_in(h, c_.local, q_node), size);
+      data += std::max<std::int64_t>(0, size);
+    }
+  }
+  void arrived(int node, const std::byte* block, std::int64_t bytes) override {
+    const int q = node_size(c_, node);
+    const auto* words = reinterpret_cast<const std::int64_t*>(block);
+    const std::byte* data = block + column_header_bytes(q);
+    for (int s = 0; bytes >= column_header_bytes(q) && s < q; ++s) {
+      const bool failed = words[s] < kFailedWord / 2;
+      const std::int64_t size = failed ? 0 : words[s];
+      if (data + std::max<std::int64_t>(0, size) > block + bytes) break;
+      take(c_.ranks[node][s], failed ? words[s] - kFailedWord : std::int64_t{A2AV_SUCCESS}, size,
+           data);
+      data += std::max<std::int64_t>(0, size);
+    }
+    if (data != block + bytes || bytes < column_header_bytes(q))
+      fail(A2AV_ERR_MPI,
+           "node_aware: a column block from node {} has {} bytes where its sizes make {}", node,
+           bytes, data - block);
+  }
+  Header section_header(int local, int node) const {
+    return {reinterpret_cast<const std::int64_t*>(section(local, node))};
+  }
+
   bool take_remote() {
     const std::size_t before = remote_pending_.size();
     std::erase_if(remote_pending_, [&](int m) {
@@ -484,6 +566,7 @@ class Run {
   int code_;
   PeerErrors* peers_;
   Mismatch& mismatch_;
+  MemoryTracker& memory_;
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
   Requests direct_;
@@ -512,7 +595,7 @@ void run_node_aware(const Exchange& ex, const Params& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   NodeAwareCells& cells = cells_of(ex.ctx, params);
   if (!cells.usable) return run_spread_out(ex, params);
-  Run(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch).run();
+  Run(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch, ex.memory).run();
 }
 
 void announce_error_node_aware(const CommContext& ctx, const Params& params, int code,
@@ -520,7 +603,8 @@ void announce_error_node_aware(const CommContext& ctx, const Params& params, int
   NodeAwareCells& cells = cells_of(ctx, params);
   if (!cells.usable) return announce_error(ctx.comm, code, peers);
   Mismatch ignored;
-  Run(ctx, cells, nullptr, code, &peers, ignored).run();
+  MemoryTracker memory;
+  Run(ctx, cells, nullptr, code, &peers, ignored, memory).run();
 }
 
 }  // namespace a2av

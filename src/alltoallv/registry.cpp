@@ -1,5 +1,6 @@
 #include "alltoallv/registry.hpp"
 
+#include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/tuna.hpp"
 #include "core/check.hpp"
 
@@ -32,6 +33,16 @@ std::int64_t no_memory(const BoundInput&, const Params&) {
   return 0;
 }
 
+// The segment is the communicator's, not the call's; TuNA over the nodes adds its store and
+// round messages on uniform nodes.
+std::int64_t node_aware_bound(const BoundInput& in, const Params& p) {
+  const int q = in.node_size;
+  if (p.at("radix") == 0 || q <= 0 || q >= in.size || in.size % q != 0) return 0;
+  const std::int64_t block =
+      std::min(in.max_block, node_aware_threshold(p.at("direct_above"), in.size));
+  return column_rounds_memory_bound(in.size / q, q, static_cast<int>(p.at("radix")), block);
+}
+
 std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
   if (in.size == 1) return 0;
   return tuna_memory_bound(in.size, tuna_shape(p, in.size), in.max_block);
@@ -59,6 +70,10 @@ const ParamSpec kAggregateAbove{
     "blocks larger than this many bytes travel directly, not aggregated (at most 1 MiB / P)"};
 const ParamSpec kAgents{"agents", 0, kNoLimit, 0,
                         "ranks of a node that exchange with remote nodes; 0: all of them"};
+const ParamSpec kNodeRadix{
+    "radix", 0, kNoLimit, 0,
+    "0: each pair of nodes exchanges one message; else TuNA's rounds over the nodes with this "
+    "radix (clamped to 2..N; nodes of one size)"};
 const ParamSpec kBlockCount{"block_count", 1, kNoLimit, 8,
                             "peers (nodes for hierarchical) per batch"};
 const ParamSpec kRanksPerNode{"ranks_per_node", 0, kNoLimit, 0,
@@ -122,9 +137,9 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
        announce_error_shared_memory},
       {"node_aware",
        "ranks on several nodes: shared memory inside a node, one message per pair of nodes",
-       {kAggregateAbove, kAgents},
+       {kAggregateAbove, kAgents, kNodeRadix},
        run_node_aware,
-       no_memory,
+       node_aware_bound,
        announce_error_node_aware},
       {"tuna",
        "tunable-radix logarithmic rounds",
@@ -193,7 +208,10 @@ Spec parse_spec(std::string_view text) {
 std::string describe(const Spec& spec, int size, int node_size, bool uniform_nodes) {
   Params shown = spec.params;
   const AlgorithmInfo* ran = spec.algorithm;
-  if (shown.count("radix")) {
+  if (ran->name == "node_aware") {  // radix over the nodes, where they are of one size
+    const bool even = node_size > 0 && size % node_size == 0;
+    if (shown["radix"]) shown["radix"] = even ? tuna_radix(shown["radix"], size / node_size) : 0;
+  } else if (shown.count("radix")) {
     int group = size;
     if (shown.count("ranks_per_node")) {
       group = hierarchical_node_size(shown["ranks_per_node"], size, node_size, uniform_nodes);

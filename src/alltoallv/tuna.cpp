@@ -22,11 +22,9 @@
 #include "alltoallv/tuna.hpp"
 
 #include "core/check.hpp"
-#include "core/per_thread.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 
 namespace a2av {
 namespace {
@@ -62,14 +60,6 @@ struct Holder {
   int peer;        // for from_send: its destination
 };
 
-// Rounds depend only on (P, radix): computed once per pair and thread.
-const std::vector<TunaRound>& cached_rounds(int size, int radix) {
-  A2AV_THREAD_LOCAL std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
-  auto [it, inserted] = cache.try_emplace({size, radix});
-  if (inserted) it->second = tuna_rounds(size, radix);
-  return it->second;
-}
-
 // The state of one rank's run: the store, the buffers of the rounds in flight, the large
 // blocks' messages, and what this rank knows of failed ranks.
 class TunaRun {
@@ -89,7 +79,7 @@ class TunaRun {
   }
 
   void run(int batch) {
-    const auto& rounds = cached_rounds(g_.size, o_.radix);
+    const auto& rounds = cached_tuna_rounds(g_.size, o_.radix);
     const int me = g_.rank;
     if (!o_.failed_code && send_.bytes[me] > 0)
       std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);

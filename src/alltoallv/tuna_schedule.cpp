@@ -1,6 +1,9 @@
 #include "alltoallv/tuna_schedule.hpp"
 
+#include "core/per_thread.hpp"
+
 #include <algorithm>
+#include <map>
 
 namespace a2av {
 
@@ -20,6 +23,13 @@ std::vector<TunaRound> tuna_rounds(int size, int radix) {
     }
   }
   return rounds;
+}
+
+const std::vector<TunaRound>& cached_tuna_rounds(int size, int radix) {
+  A2AV_THREAD_LOCAL std::map<std::pair<int, int>, std::vector<TunaRound>> cache;
+  auto [it, inserted] = cache.try_emplace({size, radix});
+  if (inserted) it->second = tuna_rounds(size, radix);
+  return it->second;
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,

@@ -24,6 +24,8 @@ struct TunaRound {
 
 // The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
 std::vector<TunaRound> tuna_rounds(int size, int radix);
+// The same, computed once per (P, radix) and thread: the engines' per-call lookup.
+const std::vector<TunaRound>& cached_tuna_rounds(int size, int radix);
 
 // The rounds in flight together: [first, last) index ranges of up to `batch` rounds, all
 // of one digit (rounds of different digits depend on each other).

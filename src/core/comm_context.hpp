@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,10 +43,9 @@ struct CommContext {
   // The nonblocking shared-memory schedule's cells (driver/ialltoallv_shared_memory.cpp),
   // made on its first use.
   mutable std::shared_ptr<NonblockingCells> nonblocking_cells;
-  // The node_aware algorithm's layout and cells, by (aggregation threshold, agents); made on
-  // first use.
-  mutable std::map<std::pair<std::int64_t, std::int64_t>, std::shared_ptr<NodeAwareCells>>
-      node_aware;
+  // The node_aware algorithm's layout and cells, by (aggregation threshold, agents, radix);
+  // made on first use.
+  mutable std::map<std::array<std::int64_t, 3>, std::shared_ptr<NodeAwareCells>> node_aware;
 };
 
 // A2AV_EMULATE_NODES=Q: groups of Q consecutive ranks of a node act as nodes (0 or unset:

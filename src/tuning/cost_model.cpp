@@ -1,5 +1,6 @@
 #include "tuning/cost_model.hpp"
 
+#include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 
@@ -208,11 +209,48 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
   }
 }
 
+// node_aware:radix=R between nodes of q ranks (node_aware_rounds.hpp): rank (k, c) runs
+// TuNA's rounds over the nodes with the ranks (*, c); a round's message carries its header
+// and the column blocks it moves, each the q blocks (of at most `small` bytes) one node has
+// for one rank, with a word of size each.
+void column_rounds_phases(Timeline& t, int radix, int q, double small) {
+  const Workload& w = t.workload();
+  const int nodes = t.size() / q;
+  auto column_block = [&](int from_node, int to) {
+    double bytes = static_cast<double>(column_header_bytes(q));
+    for (int s = from_node * q; s < (from_node + 1) * q; ++s)
+      if (w.block(s, to) <= small) bytes += w.block(s, to);
+    return bytes;
+  };
+  radix = tuna_radix(radix, nodes);
+  const auto& rounds = cached_tuna_rounds(nodes, radix);
+  for (const auto& [first, last] : tuna_batches(rounds, radix - 1)) {
+    t.begin_phase();
+    for (std::size_t r = first; r < last; ++r) {
+      const TunaRound& round = rounds[r];
+      const int place = round.distance / round.value;
+      for (int me = 0; me < t.followed(); ++me) {
+        const int node = me / q, c = me % q;
+        double bytes = 8.0 * (2 + round.forwarded.size());
+        auto add = [&](int d) {
+          const int origin = mod(node - d % place, nodes);
+          bytes += column_block(origin, mod(origin + d, nodes) * q + c);
+        };
+        add(round.distance);
+        for (int d : round.forwarded) add(d);
+        t.send(me, mod(node + round.distance, nodes) * q + c, bytes);
+      }
+    }
+    t.end_phase();
+  }
+}
+
 // node_aware on nodes of q consecutive ranks: phase 1 stages the small blocks (copied into
 // the segment; those for the node's ranks through it, like shared_memory's cells); phase 2
 // sends one message per pair of nodes, from the remote node's agent (remote nodes dealt
-// round-robin over the node's first `agents` ranks), and the large blocks directly; phase 3
-// copies the small blocks from other nodes out.
+// round-robin over the node's first `agents` ranks), and the large blocks directly (with
+// radix=R the large blocks alone, then the column rounds); phase 3 copies the small blocks
+// from other nodes out.
 void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
   if (!m.shared_memory) fail(A2AV_ERR_ALGORITHM, "machine {} has no shared_memory figures", m.name);
   const Workload& w = t.workload();
@@ -235,6 +273,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
         t.work(me, copy_beta * b);
     }
   t.end_phase();
+  const bool rounds = p.at("radix") != 0 && n % q == 0;
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me) {
     const int node = me / q;
@@ -242,7 +281,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
       const int to = mod(me + d, n);
       if (w.block(me, to) > small) t.send(me, to, w.block(me, to));
     }
-    for (int remote = 0; remote < nodes; ++remote) {
+    for (int remote = 0; !rounds && remote < nodes; ++remote) {
       if (remote == node || agent_of(node, remote) != me % q) continue;
       double bytes = 8.0 * ranks_of(node) * (1 + ranks_of(remote));
       for (int s = node * q; s < node * q + ranks_of(node); ++s)
@@ -252,6 +291,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
     }
   }
   t.end_phase();
+  if (rounds) column_rounds_phases(t, static_cast<int>(p.at("radix")), q, small);
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me)
     for (int s = 0; s < n; ++s)

@@ -100,6 +100,8 @@ std::vector<std::string> specs_for(int size) {
       // blocks aggregated between nodes, sent directly, or both; one agent per node
       "node_aware", "node_aware:direct_above=500", "node_aware:direct_above=0",
       "node_aware:agents=1",
+      // TuNA over the nodes: radix 2, and 3 with blocks on both sides of the threshold
+      "node_aware:radix=2", "node_aware:radix=3,direct_above=500",
       // blocks of the generators' 0..1000 bytes on both sides
       // of the threshold: some direct, some through rounds
       "tuna:radix=2,direct_above=500", "tuna:radix=3,batch=1,direct_above=0"};

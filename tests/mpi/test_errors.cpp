@@ -92,7 +92,9 @@ const std::vector<std::string> kAllAlgorithms = {"auto",
                                                  "tuna_coalesced:ranks_per_node=2",
                                                  "node_aware",
                                                  "node_aware:direct_above=0",
-                                                 "node_aware:agents=1"};
+                                                 "node_aware:agents=1",
+                                                 "node_aware:radix=2",
+                                                 "node_aware:radix=3,direct_above=0"};
 
 // All of them, less shared_memory where the ranks span emulated nodes.
 std::vector<std::string> algorithms() {

@@ -71,7 +71,8 @@ TEST(NoTax, InBandAlgorithmsMakeNoCollectiveCall) {
                                     "tuna:radix=3,batch=1",
                                     "tuna:radix=2,direct_above=10",
                                     "node_aware",
-                                    "node_aware:direct_above=0"};
+                                    "node_aware:direct_above=0",
+                                    "node_aware:radix=2"};
   // On one node; across (emulated) nodes shared_memory is refused and hierarchical TuNA
   // agrees before.
   if (one_node(size_of(MPI_COMM_WORLD)))
