@@ -517,6 +517,9 @@ class Run : ColumnBlocks {
            "node_aware: a column block from node {} has {} bytes where its sizes make {}", node,
            bytes, data - block);
   }
+  void waiting(int idle) override {
+    if (!take_local()) wait_a_little(idle);
+  }
   Header section_header(int local, int node) const {
     return {reinterpret_cast<const std::int64_t*>(section(local, node))};
   }
@@ -550,7 +553,7 @@ class Run : ColumnBlocks {
   // progress now and then (a peer's agent may wait for this rank's messages).
   void wait_a_little(int idle) const {
     if (idle == 0) return;
-    const bool shared_cores = oversubscribed(ctx_.node_size);
+    const bool shared_cores = ctx_.cores_shared;
     if (!shared_cores && idle < 4096) return pause_briefly();
     if (idle % 16 == 15) {
       int found = 0;

@@ -94,8 +94,11 @@ class ColumnRun {
 
   // Delivers the blocks that have arrived (distance below radix^(digit+1)); stores the rest.
   void receive(const TunaRound& round, TempBuffer& buffer) {
-    ProbedMessage message =
-        ProbedMessage::wait(column_.members[node_at(-round.distance)], kColumnTag, column_.comm);
+    ProbedMessage message;
+    for (int idle = 1; !ProbedMessage::test(column_.members[node_at(-round.distance)], kColumnTag,
+                                            column_.comm, message);
+         ++idle)
+      blocks_.waiting(idle);
     const std::int64_t bytes = message.bytes();
     buffer.grow(std::max<std::int64_t>(bytes, 8));
     message.receive(buffer.data());

@@ -39,6 +39,8 @@ class ColumnBlocks {
   virtual void write_for(int node, std::byte* out) const = 0;
   // The column block from the member on `node` has arrived.
   virtual void arrived(int node, const std::byte* block, std::int64_t bytes) = 0;
+  // A round's message has not come yet, `idle` times in a row: other work, or a pause.
+  virtual void waiting(int idle) = 0;
 };
 
 // This rank's column: by node, the communicator rank of its member there.

@@ -149,7 +149,7 @@ class Cells {
   // Spins first where every rank has a core, then yields it; every 64th yield asks MPI to
   // progress.
   void wait_a_little(int idle, int peer) const {
-    const int spins = oversubscribed(ctx_->size) ? 0 : 4096;
+    const int spins = ctx_->cores_shared ? 0 : 4096;
     if (idle < spins) return pause_briefly();
     if (idle % 64 == 63) {
       int found = 0;

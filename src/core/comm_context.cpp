@@ -2,6 +2,7 @@
 
 #include "core/check.hpp"
 #include "core/per_thread.hpp"
+#include "core/spin.hpp"
 
 #include <algorithm>
 #include <array>
@@ -44,6 +45,9 @@ void find_nodes(CommContext& context) {
   check_mpi(
       MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL, &node),
       "MPI_Comm_split_type");
+  int host_ranks = 1;
+  check_mpi(MPI_Comm_size(node, &host_ranks), "MPI_Comm_size");
+  context.cores_shared = oversubscribed(host_ranks);
   if (const int q = emulated_node_size(); q > 0) {
     MPI_Comm group = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split(node, context.rank / q, context.rank, &group), "MPI_Comm_split");

@@ -23,7 +23,6 @@
 #include "core/check.hpp"
 #include "core/node_segment.hpp"
 #include "core/p2p.hpp"
-#include "core/spin.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
@@ -106,7 +105,7 @@ class SharedMemoryExchange : public NonblockingOperation {
     const std::size_t before = to_write_.size() + to_read_.size();
     if (!write()) advance_older();
     read();
-    if (to_write_.size() + to_read_.size() == before && before > 0 && oversubscribed(ctx_.size))
+    if (to_write_.size() + to_read_.size() == before && before > 0 && ctx_.cores_shared)
       sched_yield();  // let the peers this rank waits for run
     if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE)) return false;
     blocks_.finish();

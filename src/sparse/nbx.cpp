@@ -11,8 +11,6 @@
 #include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
 
-#include "core/spin.hpp"
-
 #include <sched.h>
 
 #include <deque>
@@ -104,7 +102,7 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
   Consensus consensus(ctx, tag + kConsensusTagOffset, local);
   // Ranks sharing cores give theirs away after an idle turn: spinning would starve the peers
   // this rank waits for.
-  const bool yield_when_idle = oversubscribed(ctx.node_size);
+  const bool yield_when_idle = ctx.cores_shared;
   for (bool done = false; !done;) {
     int arrived = 0;
     MPI_Status status;
