@@ -49,6 +49,12 @@ struct CommContext {
   mutable std::map<std::array<std::int64_t, 3>, std::shared_ptr<NodeAwareCells>> node_aware;
 };
 
+// Ranks per node as every rank sees it alike: node_size on nodes of one size numbered
+// contiguously, else 0.
+inline int agreed_node_size(const CommContext& ctx) {
+  return ctx.uniform_nodes ? ctx.node_size : 0;
+}
+
 // A2AV_EMULATE_NODES=Q: groups of Q consecutive ranks of a node act as nodes (0 or unset:
 // the nodes MPI_COMM_TYPE_SHARED finds).
 int emulated_node_size();

@@ -124,17 +124,17 @@ Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, kSlots, MPI_INT64_T, agreement_op(), ctx.comm),
               "MPI_Allreduce");
   const double blocks = static_cast<double>(ctx.size) * ctx.size;
-  return {
-      static_cast<int>(v[kCode]), static_cast<int>(-v[kRank]),
-      ExchangeStats{ctx.size, ctx.node_size, v[kMaxBlock], v[kTotal] / blocks, v[kEmpty] / blocks}};
+  return {static_cast<int>(v[kCode]), static_cast<int>(-v[kRank]),
+          ExchangeStats{ctx.size, agreed_node_size(ctx), v[kMaxBlock], v[kTotal] / blocks,
+                        v[kEmpty] / blocks}};
 }
 
 // Resolves auto from the agreed statistics, or from P alone where the choice needs none
 // (`stats` null); with A2AV_VERBOSE, rank 0 says why.
 SpecRef resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
   const bool explain = verbose() && ctx.rank == 0;
-  const Choice choice =
-      choose_algorithm(stats ? *stats : ExchangeStats{ctx.size, ctx.node_size, 0, 0, 0}, explain);
+  const Choice choice = choose_algorithm(
+      stats ? *stats : ExchangeStats{ctx.size, agreed_node_size(ctx), 0, 0, 0}, explain);
   if (explain && stats)
     std::fprintf(stderr,
                  "a2av: auto chose %.*s (%s) for P=%d, ranks per node %d, largest block %lld B, "

@@ -64,8 +64,12 @@ std::vector<std::string> model_candidates(const Machine& machine, int size, int 
     if (radix >= 2 && radix <= size) specs.push_back(fmt::format("tuna:radix={}", radix));
   if (ranks_per_node > 1 && ranks_per_node < size && size % ranks_per_node == 0)
     for (const char* h : {"tuna_coalesced", "tuna_staggered"}) specs.push_back(h);
-  if (kNodeSegments && machine.shared_memory && ranks_per_node > 1 && ranks_per_node < size)
+  if (kNodeSegments && machine.shared_memory && ranks_per_node < size) {
     specs.push_back("node_aware");
+    if (size % ranks_per_node == 0)
+      for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"})
+        specs.push_back(rounds);
+  }
   return specs;
 }
 
@@ -76,10 +80,14 @@ Choice heuristic(const ExchangeStats& s) {
   // decides alike: all see ranks_per_node < size, or none does. From 64 ranks the largest
   // block is known: node_aware where it aggregates every block (the cost model finds TuNA
   // better where its staging cap sends them directly).
+  // One rank per node: no agents to share the remote nodes, so TuNA's rounds over the nodes
+  // (16 emulated nodes of 1 over TCP: 0.80-0.87x MPI_Alltoallv's time, one message per pair
+  // of nodes 1.14-1.23x; docs/bench.md).
   if (kNodeSegments && s.ranks_per_node < s.size &&
       (s.size < kLogarithmicFrom ||
        s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
-    return {"node_aware", "heuristic: ranks on several nodes"};
+    return s.ranks_per_node == 1 ? Choice{"node_aware:radix=4", "heuristic: one rank per node"}
+                                 : Choice{"node_aware", "heuristic: ranks on several nodes"};
   if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
     A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
     auto [it, inserted] = by_size.try_emplace(s.size);
@@ -131,6 +139,7 @@ Choice model_choice(const Machine& machine, const ExchangeStats& s) {
   return {stored.first, stored.second};
 }
 
+// The model needs nodes of one size; elsewhere the heuristic decides.
 Choice choose_algorithm(const ExchangeStats& stats, bool explain) {
   if (const auto& table = loaded_table().value) {
     if (const TuningRule* rule = table->match(stats))
@@ -138,8 +147,9 @@ Choice choose_algorithm(const ExchangeStats& stats, bool explain) {
               explain ? fmt::format("tuning file {}, rule at line {}", table->name(), rule->line)
                       : std::string()};
   }
-  Choice choice =
-      loaded_machine().value ? model_choice(*loaded_machine().value, stats) : heuristic(stats);
+  Choice choice = loaded_machine().value && stats.ranks_per_node > 0
+                      ? model_choice(*loaded_machine().value, stats)
+                      : heuristic(stats);
   if (!explain) choice.reason.clear();
   return choice;
 }

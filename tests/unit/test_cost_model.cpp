@@ -169,6 +169,10 @@ TEST(HeuristicChoice, SharedMemoryOnOneNodeNodeAwareOnSeveral) {
   EXPECT_EQ(choose_algorithm(ExchangeStats{4096, 32, 1024, 8, 0}, false).spec, "tuna:radix=64")
       << "blocks above node_aware's staging cap (256 B at P = 4096)";
   EXPECT_EQ(choose_algorithm(ExchangeStats{1, 1, 16, 8, 0}, false).spec, "spread_out");
+  EXPECT_EQ(choose_algorithm(ExchangeStats{16, 1, 16, 8, 0}, false).spec, "node_aware:radix=4")
+      << "one rank per node: TuNA's rounds over the nodes";
+  EXPECT_EQ(choose_algorithm(ExchangeStats{5, 0, 16, 8, 0}, false).spec, "node_aware")
+      << "nodes of different sizes";
 }
 
 // Polaris-like, 16 B blocks: one message per pair of nodes beats P - 1 messages per rank
@@ -181,6 +185,20 @@ TEST(CostModel, NodeAwareBeatsFlatAlgorithmsAcrossNodesForSmallBlocks) {
     for (const char* flat : {"spread_out", "tuna:radix=2", "tuna_coalesced"})
       EXPECT_LT(node_aware, predict(parse_spec(flat), w, m).seconds) << size << " " << flat;
   }
+}
+
+// Where messages alone cost (1 s each), 32 nodes of 2 ranks: the agents send ceil(31 / 2) =
+// 16 messages each, TuNA's rounds over the nodes with radix 2 one in each of 5 rounds.
+TEST(CostModel, NodeAwareRoundsCostTunaRoundsOverTheNodes) {
+  Machine m;
+  m.intra = {0, 0};
+  m.inter = {1, 0};
+  m.shared_memory = LinkCost{0, 0};
+  m.ranks_per_node = 2;
+  const Workload w{64, nullptr, 16};
+  EXPECT_DOUBLE_EQ(predict(parse_spec("node_aware"), w, m).seconds, 16);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("node_aware:radix=2"), w, m).seconds, 5);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("node_aware:radix=32"), w, m).seconds, 31);
 }
 
 }  // namespace
