@@ -105,7 +105,11 @@ std::vector<std::string> specs_for(int size) {
       // blocks of the generators' 0..1000 bytes on both sides
       // of the threshold: some direct, some through rounds
       "tuna:radix=2,direct_above=500", "tuna:radix=3,batch=1,direct_above=0"};
-  if (!one_node(size)) std::erase(specs, "shared_memory");
+  // TuNA's rounds between nodes: only where there are nodes (on one, node_aware has no rounds).
+  if (one_node(size))
+    std::erase_if(specs, [](const std::string& s) { return s.starts_with("node_aware:radix"); });
+  else
+    std::erase(specs, "shared_memory");
   for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
   for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
     specs.push_back(std::string(h));
