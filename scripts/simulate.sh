@@ -23,9 +23,14 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
     -DCMAKE_BUILD_TYPE=Release -DA2AV_SIMULATION=ON -DMPI_C_COMPILER=smpicc \
     -DMPI_CXX_COMPILER=smpicxx >/dev/null
 fi
-cmake --build "$build" -j2 >/dev/null
+# Only the program that runs (and the library under it).
+target=a2av_tool
 program=("$build/tools/a2av/a2av" bench)
-[[ -n "${A2AV_SIM_PROGRAM:-}" ]] && program=("$build/$A2AV_SIM_PROGRAM")
+if [[ -n "${A2AV_SIM_PROGRAM:-}" ]]; then
+  program=("$build/$A2AV_SIM_PROGRAM")
+  target=$(basename "$A2AV_SIM_PROGRAM")
+fi
+cmake --build "$build" -j2 --target "$target" >/dev/null
 [[ "$1" == --build ]] && exit 0
 platform="$1" ranks="$2"
 shift 2
