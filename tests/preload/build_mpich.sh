@@ -5,7 +5,7 @@
 # wrappers.  Usage: build_mpich.sh SOURCE_DIR OUT
 set -euo pipefail
 src=$1 out=$2
-cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA2AV_BUILD_TESTS=OFF \
+cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=Release -DA2AV_BUILD_TESTS=OFF \
   -DA2AV_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich
 cmake --build "$out/build" -j2
 rm -rf "$out/prefix" "$out/relocated"
