@@ -43,7 +43,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -207,15 +206,6 @@ NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
   return c;
 }
 
-std::uint64_t load(const std::uint64_t& value) {
-  return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(value))
-      .load(std::memory_order_acquire);
-}
-
-void store(std::uint64_t& value, std::uint64_t to) {
-  std::atomic_ref<std::uint64_t>(value).store(to, std::memory_order_release);
-}
-
 // A section's header as it lies in shared memory or in a received message.
 struct Header {
   const std::int64_t* words;
@@ -313,7 +303,7 @@ class Run : ColumnBlocks {
         data += bytes;
       }
     }
-    store(published(c_.local), exchange_);
+    store_release(published(c_.local), exchange_);
   }
 
   // Large blocks this rank expects are received as soon as the call starts, so that they
@@ -378,7 +368,7 @@ class Run : ColumnBlocks {
 
   bool all_local_published() const {
     for (int s = 0; s < node_size(c_, c_.node); ++s)
-      if (load(published(s)) < exchange_) return false;
+      if (load_acquire(published(s)) < exchange_) return false;
     return true;
   }
 
@@ -420,7 +410,7 @@ class Run : ColumnBlocks {
       MPI_Get_count(&statuses_[i], MPI_BYTE, &bytes);
       std::byte* line = slot(m);
       reinterpret_cast<std::int64_t*>(line)[1] = bytes;
-      store(*reinterpret_cast<std::uint64_t*>(line), exchange_);
+      store_release(*reinterpret_cast<std::uint64_t*>(line), exchange_);
       ++slots_arrived_;
     }
     return count > 0 && count != MPI_UNDEFINED;
@@ -454,7 +444,7 @@ class Run : ColumnBlocks {
   bool take_local() {
     const std::size_t before = local_pending_.size();
     std::erase_if(local_pending_, [&](int s) {
-      if (load(published(s)) < exchange_) return false;
+      if (load_acquire(published(s)) < exchange_) return false;
       const Header h{reinterpret_cast<const std::int64_t*>(section(s, c_.node))};
       const int q = node_size(c_, c_.node);
       take(c_.ranks[c_.node][s], h.code(), h.size(c_.local), block_in(h, c_.local, q));
@@ -528,7 +518,7 @@ class Run : ColumnBlocks {
     const std::size_t before = remote_pending_.size();
     std::erase_if(remote_pending_, [&](int m) {
       const std::byte* line = slot(m);
-      if (load(*reinterpret_cast<const std::uint64_t*>(line)) < exchange_) return false;
+      if (load_acquire(*reinterpret_cast<const std::uint64_t*>(line)) < exchange_) return false;
       take_message(m, line + kLine, reinterpret_cast<const std::int64_t*>(line)[1]);
       return true;
     });

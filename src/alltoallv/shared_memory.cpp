@@ -29,7 +29,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,9 +111,7 @@ class Cells {
     return reinterpret_cast<std::byte*>(&header(owner, dest)) + kLine;
   }
 
-  void publish(CellHeader& cell) const {
-    std::atomic_ref<std::uint64_t>(cell.sequence).store(exchange_, std::memory_order_release);
-  }
+  void publish(CellHeader& cell) const { store_release(cell.sequence, exchange_); }
 
   // Calls take(owner, cell) for each peer's cell for this rank once it holds this exchange,
   // in the order they come, so that a peer that is late holds up none of the others. While
@@ -141,10 +138,7 @@ class Cells {
   }
 
  private:
-  bool published(const CellHeader& cell) const {
-    auto& sequence = const_cast<std::uint64_t&>(cell.sequence);  // atomic_ref<const T>: C++26
-    return std::atomic_ref<std::uint64_t>(sequence).load(std::memory_order_acquire) == exchange_;
-  }
+  bool published(const CellHeader& cell) const { return load_acquire(cell.sequence) == exchange_; }
 
   // Spins first where every rank has a core, then yields it; every 64th yield asks MPI to
   // progress.

@@ -23,13 +23,13 @@
 #include "core/check.hpp"
 #include "core/node_segment.hpp"
 #include "core/p2p.hpp"
+#include "core/spin.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
 #include <sched.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -56,14 +56,6 @@ struct Cell {
   std::int64_t bytes;      // the block's size; more than the capacity: sent by MPI
 };
 static_assert(sizeof(Cell) <= kLine);
-
-std::uint64_t load(const std::uint64_t& field) {
-  return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(field))
-      .load(std::memory_order_acquire);
-}
-void store(std::uint64_t& field, std::uint64_t value) {
-  std::atomic_ref<std::uint64_t>(field).store(value, std::memory_order_release);
-}
 
 NonblockingCells& cells_of(const CommContext& ctx) {
   if (!ctx.nonblocking_cells) {
@@ -132,13 +124,13 @@ class SharedMemoryExchange : public NonblockingOperation {
   bool write() {
     std::erase_if(to_write_, [&](int to) {
       Cell& c = cell(ctx_.rank, to);
-      if (load(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
+      if (load_acquire(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
       c.bytes = send().bytes[to];
       if (c.bytes <= capacity_)
         std::memcpy(block(c), send().at(to), c.bytes);
       else
         post_pieces(send().at(to), c.bytes, c.bytes, to, false);
-      store(c.sequence, exchange_);
+      store_release(c.sequence, exchange_);
       return true;
     });
     return to_write_.empty();
@@ -148,9 +140,9 @@ class SharedMemoryExchange : public NonblockingOperation {
   void read() {
     std::erase_if(to_read_, [&](int from) {
       Cell& c = cell(from, ctx_.rank);
-      if (load(c.sequence) != exchange_) return false;
+      if (load_acquire(c.sequence) != exchange_) return false;
       take(from, c);
-      store(c.consumed, exchange_);
+      store_release(c.consumed, exchange_);
       return true;
     });
   }

@@ -34,7 +34,7 @@ class TunaExchange : public NonblockingOperation {
                const TunaShape& shape, std::uint64_t sequence)
       : ctx_(ctx),
         radix_(shape.radix),
-        rounds_(tuna_rounds(ctx.size, shape.radix)),
+        rounds_(cached_tuna_rounds(ctx.size, shape.radix)),
         batches_(tuna_batches(rounds_, shape.batch)),
         direct_tag_(kFirstTag + 2 * static_cast<int>(sequence % kTagPairs)),
         blocks_(call, checked, ctx.size),
