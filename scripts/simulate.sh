@@ -10,10 +10,11 @@
 # A2AV_SIM_CFG adds SimGrid options, e.g. "--cfg=smpi/coll-selector:mpich" (the default
 # is Open MPI's selector); A2AV_SIM_BUILD names another build folder; A2AV_SIM_PROGRAM runs
 # another program of that build (its path under the build folder, e.g. bench/scale_probe or
-# bench/tuna_ablation) instead of `a2av bench`.
+# bench/tuna_ablation) instead of `a2av bench`. A2AV_SIM_COPY_BANDWIDTH (bytes/s) is what a
+# copy through a node's shared memory is charged; default: the platform's loopback bandwidth.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,13p' "$0"; exit 2; }
+[[ $# -ge 2 || "${1:-}" == --build ]] || { sed -n '2,15p' "$0"; exit 2; }
 
 build="${A2AV_SIM_BUILD:-$root/build-sim}"
 bash "$root/scripts/install-deps.sh"
@@ -40,8 +41,10 @@ shift 2
 work="$(mktemp -d "${TMPDIR:-/tmp}/a2av-sim.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 # Host names from the platform's <cluster>: prefix + number + suffix, numbers from radical.
-python3 - "$platform" "${A2AV_SIM_RANKS_PER_NODE:-32}" "$ranks" >"$work/hosts" <<'PY'
-import sys, xml.etree.ElementTree as ET
+# Its loopback bandwidth (e.g. 40GBps) is what a copy through a node's shared memory costs.
+python3 - "$platform" "${A2AV_SIM_RANKS_PER_NODE:-32}" "$ranks" "$work/copy_bandwidth" \
+  >"$work/hosts" <<'PY'
+import re, sys, xml.etree.ElementTree as ET
 cluster = ET.parse(sys.argv[1]).getroot().find("cluster")
 per_node, ranks = int(sys.argv[2]), int(sys.argv[3])
 lo, hi = (int(x) for x in cluster.get("radical").split("-"))
@@ -49,7 +52,11 @@ if ranks > (hi - lo + 1) * per_node:
     sys.exit(f"simulate.sh: {ranks} ranks do not fit {hi - lo + 1} hosts of {per_node}")
 for r in range(ranks):
     print(f"{cluster.get('prefix')}{lo + r // per_node}{cluster.get('suffix')}")
+value, unit = re.fullmatch(r"([\d.]+)([KMG]?)Bps", cluster.get("loopback_bw")).groups()
+scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}[unit]
+open(sys.argv[4], "w").write(f"{float(value) * scale:g}")
 PY
+export A2AV_SIM_COPY_BANDWIDTH="${A2AV_SIM_COPY_BANDWIDTH:-$(cat "$work/copy_bandwidth")}"
 
 # dlopen privatization: each rank runs its own copy of the program (a2av's state included;
 # the library is static in this build). Copies go to TMPDIR (smpirun's -tmpdir is broken in

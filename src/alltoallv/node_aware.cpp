@@ -40,8 +40,6 @@
 #include "core/node_segment.hpp"
 #include "core/spin.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -62,7 +60,7 @@ struct NodeAwareCells {
   std::size_t staging_bytes = 0;           // one parity's sections
   std::vector<std::vector<int>> assigned;  // by local rank: its remote nodes
   std::vector<std::size_t> slot_at;        // by remote node: its slot in its agent's part
-  std::size_t slots_bytes = 0;             // one parity's slots, the largest
+  std::vector<std::size_t> slots_bytes;    // by local rank: one parity's slots
   std::unique_ptr<NodeSegment> segment;
   bool usable = false;  // on every node
 };
@@ -141,6 +139,7 @@ void plan_segment(NodeAwareCells& c) {
   }
   c.assigned.assign(q, {});
   c.slot_at.assign(n, 0);
+  c.slots_bytes.assign(q, 0);
   if (c.radix) return;  // the column rounds need no agents and no slots
   for (int m = 0; m < n; ++m) {
     if (m == me) continue;
@@ -153,7 +152,7 @@ void plan_segment(NodeAwareCells& c) {
       c.slot_at[m] = at;
       at += kLine + round_up(slot_capacity(c, m, me));
     }
-    c.slots_bytes = std::max(c.slots_bytes, at);
+    c.slots_bytes[g] = at;
   }
 }
 
@@ -164,10 +163,9 @@ void explain(const CommContext& ctx, const NodeAwareCells& c, std::int64_t radix
                  static_cast<long long>(radix));
   if (c.usable)
     std::fprintf(stderr,
-                 "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment per rank, "
+                 "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment on this node, "
                  "blocks of up to %lld bytes aggregated, %s between nodes\n",
-                 ctx.size, node_count(c), c.segment->part_bytes(),
-                 static_cast<long long>(c.threshold),
+                 ctx.size, node_count(c), c.segment->bytes(), static_cast<long long>(c.threshold),
                  c.radix ? "TuNA's rounds" : "one message per pair of nodes");
   else
     std::fprintf(
@@ -197,8 +195,10 @@ NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
   find_layout(ctx, c);
   if (radix) choose_columns(c, radix);
   plan_segment(c);
-  c.segment =
-      std::make_unique<NodeSegment>(ctx.node, kLine + 2 * (c.staging_bytes + c.slots_bytes));
+  std::vector<std::size_t> parts;
+  for (const std::size_t slots : c.slots_bytes)
+    parts.push_back(kLine + 2 * (c.staging_bytes + slots));
+  c.segment = std::make_unique<NodeSegment>(ctx.node, std::move(parts));
   int usable = c.segment->ok() ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
   c.usable = usable == 1;
@@ -280,8 +280,9 @@ class Run : ColumnBlocks {
   // The slot for remote node `node`, in its agent's part: a line (exchange, bytes), then the
   // message.
   std::byte* slot(int node) const {
-    return part(agent_of(c_, c_.node, node)) + kLine + 2 * c_.staging_bytes +
-           parity_ * c_.slots_bytes + c_.slot_at[node];
+    const int agent = agent_of(c_, c_.node, node);
+    return part(agent) + kLine + 2 * c_.staging_bytes + parity_ * c_.slots_bytes[agent] +
+           c_.slot_at[node];
   }
 
   // My sections: header and small blocks; large blocks sent directly.
@@ -299,7 +300,7 @@ class Run : ColumnBlocks {
           continue;
         }
         words[1 + i] = bytes;
-        if (bytes > 0) std::memcpy(data, ex_->send.at(to), bytes);
+        if (bytes > 0) copy_on_node(data, ex_->send.at(to), bytes);
         data += bytes;
       }
     }
@@ -437,7 +438,7 @@ class Run : ColumnBlocks {
     } else if (size < 0) {
       direct_.irecv(ex_->recv.at(from), bytes, from, direct_tag(), ctx_.comm);
     } else if (bytes > 0) {
-      std::memcpy(ex_->recv.at(from), data, bytes);
+      copy_on_node(ex_->recv.at(from), data, bytes);
     }
   }
 
@@ -486,7 +487,7 @@ class Run : ColumnBlocks {
       const Header h = section_header(s, node);
       const std::int64_t size = h.size(c_.local);
       words[s] = h.code() ? kFailedWord + h.code() : size;
-      if (size > 0) std::memcpy(data, block_in(h, c_.local, q_node), size);
+      if (size > 0) copy_on_node(data, block_in(h, c_.local, q_node), size);
       data += std::max<std::int64_t>(0, size);
     }
   }
@@ -550,7 +551,7 @@ class Run : ColumnBlocks {
       check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx_.comm, &found, MPI_STATUS_IGNORE),
                 "MPI_Iprobe");
     }
-    if (shared_cores) sched_yield();
+    if (shared_cores) yield_core();
   }
 
   const CommContext& ctx_;

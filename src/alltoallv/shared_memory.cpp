@@ -26,8 +26,6 @@
 #include "core/per_thread.hpp"
 #include "core/spin.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -77,8 +75,8 @@ void explain(const CommContext& ctx) {
     std::fprintf(stderr,
                  "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
                  "%lld bytes go through them\n",
-                 ctx.size, segment.part_bytes(),
-                 static_cast<long long>(cell_capacity(segment.part_bytes(), ctx.size)));
+                 ctx.size, segment.part_bytes(0),
+                 static_cast<long long>(cell_capacity(segment.part_bytes(0), ctx.size)));
   else
     std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n", ctx.size,
                  segment.failure().c_str());
@@ -149,12 +147,12 @@ class Cells {
       int found = 0;
       check_mpi(MPI_Iprobe(peer, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
     }
-    sched_yield();
+    yield_core();
   }
 
   void bind(const CommContext& ctx) {
     ctx_ = &ctx;
-    stride_ = ctx.segment->part_bytes() / (2 * ctx.size);
+    stride_ = ctx.segment->part_bytes(0) / (2 * ctx.size);
     exchange_ = ++ctx.exchanges;
     parity_ = exchange_ % 2;
   }
@@ -175,7 +173,7 @@ void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
     cell.bytes = bytes;
     cell.code = A2AV_SUCCESS;
     if (bytes <= cells.capacity())
-      std::memcpy(cells.block(me, to), ex.send.at(to), bytes);
+      copy_on_node(cells.block(me, to), ex.send.at(to), bytes);
     else
       requests.isend(ex.send.at(to), bytes, to, kTag, ex.ctx.comm);
     cells.publish(cell);
@@ -192,7 +190,7 @@ void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
                                    cell.bytes, expected));
       if (cell.bytes > cells.capacity()) drop_pieces(cell.bytes, from, kTag, ex.ctx.comm);
     } else if (expected <= cells.capacity()) {
-      std::memcpy(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
+      copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
     } else {
       requests.irecv(ex.recv.at(from), expected, from, kTag, ex.ctx.comm);
     }

@@ -2,6 +2,10 @@
 
 #include "core/check.hpp"
 
+#ifdef A2AV_SIMULATION
+#include <smpi/smpi.h>
+#endif
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -9,25 +13,57 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace a2av {
 namespace {
 
 constexpr std::size_t kNameBytes = 64;
+constexpr std::size_t kLine = 64;
+
+#ifdef A2AV_SIMULATION
+// Under SimGrid SMPI every rank is an actor of one process, so the heap is shared already:
+// rank 0 allocates, the name is the address, and the last rank to let go frees the block.
+// (All actors run on one thread: the count of holders needs no atomics.)
+struct Holders {
+  alignas(kLine) std::size_t count;
+};
+
+std::string create_block(std::size_t bytes, std::string& name) {  // bytes: whole lines
+  void* block = std::aligned_alloc(alignof(Holders), sizeof(Holders) + bytes);
+  if (!block) return fmt::format("cannot allocate {} bytes", bytes);
+  std::memset(block, 0, sizeof(Holders) + bytes);
+  name = fmt::format("{}", reinterpret_cast<std::uintptr_t>(block));
+  return "";
+}
+
+void* map_block(const char* name, std::size_t, std::string&) {
+  auto* holders = reinterpret_cast<Holders*>(std::strtoull(name, nullptr, 10));
+  ++holders->count;
+  return holders + 1;
+}
+
+void unmap_block(void* base, std::size_t) {
+  Holders* holders = static_cast<Holders*>(base) - 1;
+  if (--holders->count == 0) std::free(holders);
+}
+
+void remove_name(const char*) {}
+#else
+std::string errno_text(const char* what) {
+  return fmt::format("{}: {}", what, std::strerror(errno));
+}
 
 std::string unique_name() {
   static std::atomic<unsigned> made{0};
   return fmt::format("/a2av.{}.{}", getpid(), made.fetch_add(1));
 }
 
-std::string errno_text(const char* what) {
-  return fmt::format("{}: {}", what, std::strerror(errno));
-}
-
 // Rank 0: creates the object with all its pages (posix_fallocate, so that a full /dev/shm
 // is an error here rather than a SIGBUS later). Returns the failure, or "".
-std::string create(const std::string& name, std::size_t bytes) {
+std::string create_block(std::size_t bytes, std::string& name) {
+  name = unique_name();
   const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return errno_text("shm_open");
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
@@ -39,49 +75,86 @@ std::string create(const std::string& name, std::size_t bytes) {
   return "";
 }
 
+// Maps the object, or returns null with the reason in `failure`.
+void* map_block(const char* name, std::size_t bytes, std::string& failure) {
+  const int fd = shm_open(name, O_RDWR, 0);
+  if (fd < 0) {
+    failure = errno_text("shm_open");
+    return nullptr;
+  }
+  void* mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (mapped != MAP_FAILED) return mapped;
+  failure = errno_text("mmap");
+  return nullptr;
+}
+
+void unmap_block(void* base, std::size_t bytes) {
+  munmap(base, bytes);
+}
+
+void remove_name(const char* name) {
+  shm_unlink(name);
+}
+#endif
+
 }  // namespace
 
-NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) {
-  int rank = 0, size = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+#ifdef A2AV_SIMULATION
+void charge_copy(std::size_t bytes) {
+  static const double bandwidth = [] {
+    const char* text = std::getenv("A2AV_SIM_COPY_BANDWIDTH");
+    return text ? std::strtod(text, nullptr) : 0.0;
+  }();
+  if (bandwidth > 0 && bytes > 0) smpi_execute(static_cast<double>(bytes) / bandwidth);
+}
+#endif
+
+namespace {
+
+int comm_size(MPI_Comm comm) {
+  int size = 0;
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  size_ = static_cast<std::size_t>(size);
-  // Rank 0 decides the size and makes the object; the others learn both from it.
-  struct {
-    std::uint64_t part_bytes;
-    std::array<char, kNameBytes> name;
-  } made{part_bytes, {}};
+  return size;
+}
+
+}  // namespace
+
+NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes)
+    : NodeSegment(comm, std::vector<std::size_t>(comm_size(comm), part_bytes)) {}
+
+NodeSegment::NodeSegment(MPI_Comm comm, std::vector<std::size_t> part_bytes) {
+  int rank = 0;
+  const int size = comm_size(comm);
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  // Rank 0 decides the sizes and makes the object; the others learn both from it.
+  part_bytes.resize(size);
+  check_mpi(
+      MPI_Bcast(part_bytes.data(), static_cast<int>(size * sizeof(std::size_t)), MPI_BYTE, 0, comm),
+      "MPI_Bcast");
+  offsets_.assign(1, 0);
+  for (const std::size_t bytes : part_bytes)
+    offsets_.push_back(offsets_.back() + (bytes + kLine - 1) / kLine * kLine);
+  const std::size_t bytes = offsets_.back();
+  std::array<char, kNameBytes> name{};
   std::string failure;
-  if (rank == 0 && !kNodeSegments) failure = "simulated ranks share no memory (SimGrid SMPI build)";
-  if (rank == 0 && kNodeSegments && part_bytes == 0) failure = "no shared memory was asked for";
-  if (!kNodeSegments) part_bytes = 0;
-  if (rank == 0 && part_bytes > 0) {
-    const std::string name = unique_name();
-    failure = create(name, part_bytes * size);
-    if (failure.empty()) std::strncpy(made.name.data(), name.c_str(), kNameBytes - 1);
+  if (rank == 0 && bytes == 0) failure = "no shared memory was asked for";
+  if (rank == 0 && bytes > 0) {
+    std::string made;
+    failure = create_block(bytes, made);
+    if (failure.empty()) std::strncpy(name.data(), made.c_str(), kNameBytes - 1);
   }
-  check_mpi(MPI_Bcast(&made, sizeof made, MPI_BYTE, 0, comm), "MPI_Bcast");
-  const std::size_t bytes = made.part_bytes * size;
-  void* mapped = MAP_FAILED;
-  if (made.name[0] != '\0') {
-    const int fd = shm_open(made.name.data(), O_RDWR, 0);
-    if (fd < 0) failure = errno_text("shm_open");
-    if (fd >= 0) {
-      mapped = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      if (mapped == MAP_FAILED) failure = errno_text("mmap");
-      close(fd);
-    }
-  }
+  check_mpi(MPI_Bcast(name.data(), kNameBytes, MPI_CHAR, 0, comm), "MPI_Bcast");
+  void* mapped = name[0] != '\0' ? map_block(name.data(), bytes, failure) : nullptr;
   // Everyone has tried to map it: the name can go, and the ranks agree on the outcome.
-  int first_failed = failure.empty() && made.name[0] != '\0' ? size : rank;
+  int first_failed = failure.empty() && name[0] != '\0' ? size : rank;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first_failed, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (rank == 0 && made.name[0] != '\0') shm_unlink(made.name.data());
+  if (rank == 0 && name[0] != '\0') remove_name(name.data());
   if (first_failed == size) {
     base_ = static_cast<std::byte*>(mapped);
-    part_bytes_ = made.part_bytes;
     return;
   }
-  if (mapped != MAP_FAILED) munmap(mapped, bytes);
+  if (mapped) unmap_block(mapped, bytes);
   std::array<char, 256> reason{};
   if (rank == first_failed) std::strncpy(reason.data(), failure.c_str(), reason.size() - 1);
   check_mpi(MPI_Bcast(reason.data(), reason.size(), MPI_CHAR, first_failed, comm), "MPI_Bcast");
@@ -89,7 +162,7 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes) {
 }
 
 NodeSegment::~NodeSegment() {
-  if (base_) munmap(base_, part_bytes_ * size_);
+  if (base_) unmap_block(base_, bytes());
 }
 
 }  // namespace a2av

@@ -1,30 +1,43 @@
 // Memory that every rank of a communicator maps, for ranks that share one node: a POSIX
 // shared-memory object, created by rank 0, opened and mapped by the others, and unlinked as
-// soon as all have mapped it, so that nothing is left behind even if the job dies. Each rank
-// owns an equal, cache-line aligned part. Making it is collective; releasing it is local.
+// soon as all have mapped it, so that nothing is left behind even if the job dies. (Under
+// SimGrid SMPI, whose ranks share one process, a block of its heap.) Each rank
+// owns a cache-line aligned part. Making it is collective; releasing it is local.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <vector>
 
 namespace a2av {
 
-// Whether ranks on one node may share memory. Not in the SimGrid SMPI build: its ranks are
-// simulated, and what they did through shared memory would take no simulated time.
 #ifdef A2AV_SIMULATION
-inline constexpr bool kNodeSegments = false;
-#else
-inline constexpr bool kNodeSegments = true;
+// Charges simulated time for copying `bytes` on the node (node_segment.cpp).
+void charge_copy(std::size_t bytes);
 #endif
+
+// A copy into or out of a segment. Under SimGrid SMPI, where the computation between MPI
+// calls is (almost) free, it costs what the platform charges an on-node message's bytes: the
+// bandwidth in A2AV_SIM_COPY_BANDWIDTH (bytes/s; scripts/simulate.sh sets the platform's
+// loopback bandwidth).
+inline void copy_on_node(void* to, const void* from, std::size_t bytes) {
+  std::memcpy(to, from, bytes);
+#ifdef A2AV_SIMULATION
+  charge_copy(bytes);
+#endif
+}
 
 class NodeSegment {
  public:
-  // Collective over `comm`, whose ranks must share a node; rank 0's part_bytes counts (0:
-  // none). Every rank gets the same outcome: mapped (ok()) or not, with the first failure's
-  // reason on every rank.
+  // Collective over `comm`, whose ranks must share a node; rank r's part has part_bytes[r]
+  // bytes (rounded up to a cache line; rank 0's list counts; all 0: none). Every rank gets
+  // the same outcome: mapped (ok()) or not, with the first failure's reason on every rank.
+  NodeSegment(MPI_Comm comm, std::vector<std::size_t> part_bytes);
+  // Parts of one size (rank 0's counts).
   NodeSegment(MPI_Comm comm, std::size_t part_bytes);
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
@@ -32,13 +45,13 @@ class NodeSegment {
 
   bool ok() const { return base_ != nullptr; }
   const std::string& failure() const { return failure_; }
-  std::size_t part_bytes() const { return part_bytes_; }
-  std::byte* part(int rank) const { return base_ + static_cast<std::size_t>(rank) * part_bytes_; }
+  std::size_t part_bytes(int rank) const { return offsets_[rank + 1] - offsets_[rank]; }
+  std::size_t bytes() const { return offsets_.back(); }
+  std::byte* part(int rank) const { return base_ + offsets_[rank]; }
 
  private:
   std::byte* base_ = nullptr;
-  std::size_t part_bytes_ = 0;
-  std::size_t size_ = 0;
+  std::vector<std::size_t> offsets_;  // by rank, then the total
   std::string failure_;
 };
 

@@ -1,18 +1,36 @@
 // Waiting for another rank of the node through shared memory: spin while every rank has a
 // core of its own, give the core away when they share.
+//
+// Under SimGrid SMPI (A2AV_SIMULATION) every rank is an actor on the simulator's one thread
+// and runs until it calls into the simulator: a waiting rank must hand over control, and each
+// look at a flag costs simulated time, one poll of a cache line another core wrote.
 #pragma once
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 
+#ifdef A2AV_SIMULATION
+#include <smpi/smpi.h>
+#endif
+
 namespace a2av {
 
+#ifdef A2AV_SIMULATION
+inline constexpr double kSimulatedPollSeconds = 1e-7;
+#endif
+
 // More ranks on the node than cores: a waiting rank should yield at once instead of spinning.
-inline bool oversubscribed(int ranks_on_node) {
+// A simulated host has a core per rank (the platforms' `core` attribute).
+inline bool oversubscribed([[maybe_unused]] int ranks_on_node) {
+#ifdef A2AV_SIMULATION
+  return false;
+#else
   static const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return cores > 0 && ranks_on_node > cores;
+#endif
 }
 
 // A flag in shared memory that one rank publishes (release) and another reads (acquire).
@@ -26,10 +44,21 @@ inline void store_release(std::uint64_t& flag, std::uint64_t value) {
 
 // One turn of a spin loop, kind to a sibling hyper-thread.
 inline void pause_briefly() {
-#if defined(__x86_64__) || defined(__i386__)
+#ifdef A2AV_SIMULATION
+  smpi_execute(kSimulatedPollSeconds);
+#elif defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
   asm volatile("yield");
+#endif
+}
+
+// Gives the core to another rank of the host (ranks outnumber cores).
+inline void yield_core() {
+#ifdef A2AV_SIMULATION
+  smpi_execute(kSimulatedPollSeconds);
+#else
+  sched_yield();
 #endif
 }
 

@@ -18,7 +18,6 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
-#include "core/node_segment.hpp"
 #include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
 #include "driver/nonblocking_operation.hpp"
@@ -117,7 +116,7 @@ const Spec* requested_spec() {
 bool shared_memory_suits(const CommContext& ctx, const Spec* spec) {
   const bool asked =
       !spec || spec->algorithm->name == "auto" || spec->algorithm->name == "shared_memory";
-  return asked && kNodeSegments && ctx.size > 1 && ctx.size == ctx.node_size;
+  return asked && ctx.size > 1 && ctx.size == ctx.node_size;
 }
 
 }  // namespace

@@ -27,8 +27,6 @@
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -77,7 +75,7 @@ class SharedMemoryExchange : public NonblockingOperation {
         cells_(cells),
         exchange_(sequence + 1),  // zeroed cells hold exchange 0
         tag_(kFirstTag + static_cast<int>(sequence % kTags)),
-        stride_(cells.segment.part_bytes() / (2 * ctx.size)),
+        stride_(cells.segment.part_bytes(0) / (2 * ctx.size)),
         capacity_(static_cast<std::int64_t>(stride_ - kLine)),
         blocks_(call, checked, ctx.size) {
     cells_.in_flight.push_back(this);
@@ -98,7 +96,7 @@ class SharedMemoryExchange : public NonblockingOperation {
     if (!write()) advance_older();
     read();
     if (to_write_.size() + to_read_.size() == before && before > 0 && ctx_.cores_shared)
-      sched_yield();  // let the peers this rank waits for run
+      yield_core();  // let the peers this rank waits for run
     if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE)) return false;
     blocks_.finish();
     done_ = true;
@@ -127,7 +125,7 @@ class SharedMemoryExchange : public NonblockingOperation {
       if (load_acquire(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
       c.bytes = send().bytes[to];
       if (c.bytes <= capacity_)
-        std::memcpy(block(c), send().at(to), c.bytes);
+        copy_on_node(block(c), send().at(to), c.bytes);
       else
         post_pieces(send().at(to), c.bytes, c.bytes, to, false);
       store_release(c.sequence, exchange_);
@@ -151,7 +149,7 @@ class SharedMemoryExchange : public NonblockingOperation {
     const std::int64_t expected = recv().bytes[from];
     if (c.bytes != expected) note(MPI_ERR_TRUNCATE);
     if (c.bytes <= capacity_)
-      std::memcpy(recv().at(from), block(c), std::min(c.bytes, expected));
+      copy_on_node(recv().at(from), block(c), std::min(c.bytes, expected));
     else  // posted now, in the pieces the sender sends: what does not fit fails as truncated
       post_pieces(recv().at(from), c.bytes, expected, from, true);
   }

@@ -11,7 +11,7 @@
 #include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
 
-#include <sched.h>
+#include "core/spin.hpp"
 
 #include <deque>
 
@@ -123,7 +123,7 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
     } else {
       done = consensus.test();
     }
-    if (!arrived && !done && yield_when_idle) sched_yield();
+    if (!arrived && !done && yield_when_idle) yield_core();
   }
   memory.release(request_bytes);
   Fault fault = consensus.agreed();

@@ -7,7 +7,6 @@
 
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
-#include "core/node_segment.hpp"
 #include "core/per_thread.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/table.hpp"
@@ -56,15 +55,14 @@ const Loaded<Machine>& loaded_machine() {
 // The candidates the cost model compares for P ranks and Q per node.
 std::vector<std::string> model_candidates(const Machine& machine, int size, int ranks_per_node) {
   std::vector<std::string> specs = {"spread_out", "scattered:block_count=8", "pairwise"};
-  if (kNodeSegments && machine.shared_memory && size <= ranks_per_node)
-    specs.push_back("shared_memory");
+  if (machine.shared_memory && size <= ranks_per_node) specs.push_back("shared_memory");
   int root = 2;
   while (root * root < size) ++root;
   for (int radix : {2, 4, 8, 16, root, size})
     if (radix >= 2 && radix <= size) specs.push_back(fmt::format("tuna:radix={}", radix));
   if (ranks_per_node > 1 && ranks_per_node < size && size % ranks_per_node == 0)
     for (const char* h : {"tuna_coalesced", "tuna_staggered"}) specs.push_back(h);
-  if (kNodeSegments && machine.shared_memory && ranks_per_node < size) {
+  if (machine.shared_memory && ranks_per_node < size) {
     specs.push_back("node_aware");
     if (size % ranks_per_node == 0)
       for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"})
@@ -83,7 +81,7 @@ Choice heuristic(const ExchangeStats& s) {
   // One rank per node: no agents to share the remote nodes, so TuNA's rounds over the nodes
   // (16 emulated nodes of 1 over TCP: 0.80-0.87x MPI_Alltoallv's time, one message per pair
   // of nodes 1.14-1.23x; docs/bench.md).
-  if (kNodeSegments && s.ranks_per_node < s.size &&
+  if (s.ranks_per_node < s.size &&
       (s.size < kLogarithmicFrom ||
        s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
     return s.ranks_per_node == 1 ? Choice{"node_aware:radix=4", "heuristic: one rank per node"}
@@ -98,7 +96,7 @@ Choice heuristic(const ExchangeStats& s) {
     }
     return {it->second, "heuristic: P >= 64 and blocks <= 1 KiB"};
   }
-  if (kNodeSegments && s.size > 1 && s.ranks_per_node == s.size)
+  if (s.size > 1 && s.ranks_per_node == s.size)
     return {"shared_memory", "heuristic: all ranks on one node"};
   return {"spread_out", "heuristic: one round of direct messages"};
 }

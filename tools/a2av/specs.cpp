@@ -2,8 +2,6 @@
 
 #include <a2av/alltoallv.hpp>
 
-#include "core/node_segment.hpp"
-
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -121,11 +119,8 @@ std::vector<std::string> expand_specs(std::string_view list, const std::vector<i
       specs.push_back(std::move(spec));
       continue;
     }
-    // Without cells (the SimGrid build) node_aware would run spread_out: left out there.
     for (auto& name : all_algorithms())
-      if ((name != "shared_memory" || (kNodeSegments && size <= ranks_per_node)) &&
-          (name != "node_aware" || kNodeSegments))
-        specs.push_back(std::move(name));
+      if (name != "shared_memory" || size <= ranks_per_node) specs.push_back(std::move(name));
   }
   if (!radices.empty() && std::none_of(specs.begin(), specs.end(), takes_radix))
     specs.emplace_back("tuna");
