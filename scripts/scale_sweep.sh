@@ -13,10 +13,15 @@ direct="spread_out,scattered,pairwise"
 hier="tuna_coalesced,tuna_staggered"
 flat="tuna:radix=2;tuna:radix=4;tuna:radix=8"  # scale_probe lists: ';'-separated
 hier_probe="tuna_coalesced;tuna_staggered"
+# node_aware: shared memory inside a simulated host (copies charged at its loopback
+# bandwidth), one message per pair of nodes or TuNA's rounds between them.
+nodes="node_aware,node_aware:radix=2,node_aware:agents=1"
+nodes_probe="node_aware;node_aware:radix=2"
 ompi=--cfg=smpi/coll-selector:ompi
 mpich=--cfg=smpi/coll-selector:mpich
 # Polling loops (NBX's MPI_Test) at 0.1 us a test, as smpi/iprobe is in the platforms; SMPI's
-# default injects 100 us per failed test, growing.
+# default injects 100 us per failed test, growing. (The platforms have set both since the
+# nodes_* runs; the runs before them ran with SMPI's defaults for MPI_Test.)
 polling="--cfg=smpi/test:1e-7 --cfg=smpi/grow-injected-times:no"
 # NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
 # tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
@@ -53,6 +58,10 @@ sparse_p256|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,sten
 sparse_p256_dense|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
 sparse_p1024|polaris|1024|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
 sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6 --algorithms nbx --no-validate --warmup 0
+nodes_p64|polaris|64|$ompi|--algorithms $nodes,spread_out,tuna:radix=2,tuna:radix=8,tuna_coalesced,auto -m 16:16384
+nodes_p256_probe|polaris|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced;auto --sizes 16,1024,16384
+nodes_fugaku_p256_probe|fugaku|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced --sizes 16,1024
+nodes_p1024_probe|polaris|1024|$ompi|--specs $nodes_probe;tuna:radix=2;tuna:radix=32;tuna_coalesced --sizes 16,256
 RUNS
 )
 

@@ -28,8 +28,8 @@
 // reads every source's header, so every rank learns every error.
 //
 // Nodes: what MPI_COMM_TYPE_SHARED finds, or groups of A2AV_EMULATE_NODES ranks; any sizes,
-// any numbering. Where a segment cannot be made on some node (or in the SimGrid build),
-// every rank runs spread_out instead, decided together on first use.
+// any numbering. Where a segment cannot be made on some node, every rank runs spread_out
+// instead, decided together on first use.
 // Sources: Open MPI coll/han alltoallv (one partner per remote node, node-wide packing);
 // fan-tuna-configurable-alltoallv.txt, Section IV and Figure 4 (intra-node aggregation
 // before the inter-node phase; coalesced messages between nodes).

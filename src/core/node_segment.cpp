@@ -101,12 +101,25 @@ void remove_name(const char* name) {
 }  // namespace
 
 #ifdef A2AV_SIMULATION
+namespace {
+double uncharged_copy_seconds = 0;  // per rank: each has its own copy of the program
+}  // namespace
+
 void charge_copy(std::size_t bytes) {
   static const double bandwidth = [] {
     const char* text = std::getenv("A2AV_SIM_COPY_BANDWIDTH");
     return text ? std::strtod(text, nullptr) : 0.0;
   }();
-  if (bandwidth > 0 && bytes > 0) smpi_execute(static_cast<double>(bytes) / bandwidth);
+  if (bandwidth > 0) uncharged_copy_seconds += static_cast<double>(bytes) / bandwidth;
+  if (uncharged_copy_seconds >= kSimulatedPollSeconds) {
+    smpi_execute(uncharged_copy_seconds);
+    uncharged_copy_seconds = 0;
+  }
+}
+
+void simulated_poll() {
+  smpi_execute(kSimulatedPollSeconds + uncharged_copy_seconds);
+  uncharged_copy_seconds = 0;
 }
 #endif
 

@@ -5,6 +5,8 @@
 // owns a cache-line aligned part. Making it is collective; releasing it is local.
 #pragma once
 
+#include "core/spin.hpp"
+
 #include <mpi.h>
 
 #include <cstddef>
@@ -14,11 +16,6 @@
 #include <vector>
 
 namespace a2av {
-
-#ifdef A2AV_SIMULATION
-// Charges simulated time for copying `bytes` on the node (node_segment.cpp).
-void charge_copy(std::size_t bytes);
-#endif
 
 // A copy into or out of a segment. Under SimGrid SMPI, where the computation between MPI
 // calls is (almost) free, it costs what the platform charges an on-node message's bytes: the

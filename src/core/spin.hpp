@@ -10,16 +10,19 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
-
-#ifdef A2AV_SIMULATION
-#include <smpi/smpi.h>
-#endif
 
 namespace a2av {
 
 #ifdef A2AV_SIMULATION
 inline constexpr double kSimulatedPollSeconds = 1e-7;
+
+// Simulated time for copies through shared memory (core/node_segment.cpp), charged in lumps
+// of at least a poll's: SimGrid's solver aborts on executions of a fraction of a flop.
+void charge_copy(std::size_t bytes);
+// Charges one look at a flag and the copies not charged yet.
+void simulated_poll();
 #endif
 
 // More ranks on the node than cores: a waiting rank should yield at once instead of spinning.
@@ -45,7 +48,7 @@ inline void store_release(std::uint64_t& flag, std::uint64_t value) {
 // One turn of a spin loop, kind to a sibling hyper-thread.
 inline void pause_briefly() {
 #ifdef A2AV_SIMULATION
-  smpi_execute(kSimulatedPollSeconds);
+  simulated_poll();
 #elif defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -56,7 +59,7 @@ inline void pause_briefly() {
 // Gives the core to another rank of the host (ranks outnumber cores).
 inline void yield_core() {
 #ifdef A2AV_SIMULATION
-  smpi_execute(kSimulatedPollSeconds);
+  simulated_poll();
 #else
   sched_yield();
 #endif
