@@ -1,8 +1,8 @@
 // Memory that every rank of a communicator maps, for ranks that share one node: a POSIX
 // shared-memory object, created by rank 0, opened and mapped by the others, and unlinked as
-// soon as all have mapped it, so that nothing is left behind even if the job dies. (Under
-// SimGrid SMPI, whose ranks share one process, a block of its heap.) Each rank
-// owns a cache-line aligned part. Making it is collective; releasing it is local.
+// soon as all have mapped it, so that nothing is left behind even if the job dies (under
+// SimGrid SMPI, whose ranks share one process: a block of its heap). Each rank owns a
+// cache-line aligned part. Making it is collective; releasing it is local.
 #pragma once
 
 #include "core/spin.hpp"

@@ -103,12 +103,13 @@ MPI_Op agreement_op() {
 
 // A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
 // then returned by the rank that found them alone, and its peers may block, as in MPI.
-bool agreement_required(const Spec& spec, int size, bool validating) {
+bool agreement_required(const Spec& spec, const CommContext& ctx, bool validating) {
   static const bool agree_errors = [] {
     const char* value = std::getenv("A2AV_AGREE_ERRORS");
     return !value || std::strcmp(value, "0") != 0;
   }();
-  return agree_errors || validating || (!spec.algorithm->run && choice_needs_statistics(size));
+  return agree_errors || validating ||
+         (!spec.algorithm->run && choice_needs_statistics(ctx.size, agreed_node_size(ctx)));
 }
 
 Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t>& send_bytes,
@@ -160,7 +161,7 @@ SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& 
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
   if (spec->algorithm->run)
     return spec->algorithm->agrees_in_band(spec->params, ctx) ? spec : nullptr;
-  if (choice_needs_statistics(ctx.size)) return nullptr;
+  if (choice_needs_statistics(ctx.size, agreed_node_size(ctx))) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
   A2AV_THREAD_LOCAL int size = 0, node_size = 0;
   A2AV_THREAD_LOCAL SpecRef chosen;
@@ -238,7 +239,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
     }
   }
   const Agreement agreed =
-      agree(ctx, status.code, send_bytes, agreement_required(*spec, ctx.size, validating));
+      agree(ctx, status.code, send_bytes, agreement_required(*spec, ctx, validating));
   if (agreed.code != A2AV_SUCCESS) {
     if (status.code != A2AV_SUCCESS) throw Error(agreed.code, status.message);
     fail(agreed.code, "rank {} reported: {}", agreed.first_rank, A2AV_Error_string(agreed.code));

@@ -71,22 +71,32 @@ std::vector<std::string> model_candidates(const Machine& machine, int size, int 
   return specs;
 }
 
-constexpr int kLogarithmicFrom = 64;  // ranks from which the heuristic considers TuNA
+constexpr int kLogarithmicFrom = 64;     // ranks from which the heuristic considers TuNA
+constexpr std::int64_t kTunaLargest = 1024;  // the largest block the heuristic gives TuNA
+
+// Across nodes the heuristic takes node_aware whatever the blocks below 64 ranks, and as
+// long as node_aware aggregates every block TuNA would be given (P <= 1024): blocks above
+// its staging cap go directly, as spread_out's do. Beyond, it must know the largest block.
+bool node_aware_whatever_the_blocks(int size, int ranks_per_node) {
+  return ranks_per_node < size &&
+         (size < kLogarithmicFrom ||
+          node_aware_threshold(kNodeAwareDirectAbove, size) >= kTunaLargest);
+}
 
 Choice heuristic(const ExchangeStats& s) {
   // Across nodes, one message per pair of nodes; its large blocks go directly. Every rank
-  // decides alike: all see ranks_per_node < size, or none does. From 64 ranks the largest
-  // block is known: node_aware where it aggregates every block (the cost model finds TuNA
-  // better where its staging cap sends them directly).
+  // decides alike: all see ranks_per_node < size, or none does. Where node_aware's staging
+  // cap is below TuNA's blocks (P > 1024), node_aware only where it aggregates every block
+  // (the cost model finds TuNA better where the cap sends them directly).
   // One rank per node: no agents to share the remote nodes, so TuNA's rounds over the nodes
   // (16 emulated nodes of 1 over TCP: 0.80-0.87x MPI_Alltoallv's time, one message per pair
   // of nodes 1.14-1.23x; docs/bench.md).
-  if (s.ranks_per_node < s.size &&
-      (s.size < kLogarithmicFrom ||
+  if (node_aware_whatever_the_blocks(s.size, s.ranks_per_node) ||
+      (s.ranks_per_node < s.size &&
        s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
     return s.ranks_per_node == 1 ? Choice{"node_aware:radix=4", "heuristic: one rank per node"}
                                  : Choice{"node_aware", "heuristic: ranks on several nodes"};
-  if (s.size >= kLogarithmicFrom && s.max_block <= 1024) {
+  if (s.size >= kLogarithmicFrom && s.max_block <= kTunaLargest) {
     A2AV_THREAD_LOCAL std::map<int, std::string> by_size;  // "tuna:radix=ceil(sqrt P)"
     auto [it, inserted] = by_size.try_emplace(s.size);
     if (inserted) {
@@ -103,9 +113,10 @@ Choice heuristic(const ExchangeStats& s) {
 
 }  // namespace
 
-bool choice_needs_statistics(int size) {
+bool choice_needs_statistics(int size, int ranks_per_node) {
   return loaded_table().value || loaded_table().error || loaded_machine().value ||
-         loaded_machine().error || size >= kLogarithmicFrom;
+         loaded_machine().error ||
+         (size >= kLogarithmicFrom && !node_aware_whatever_the_blocks(size, ranks_per_node));
 }
 
 void check_tuning_file() {

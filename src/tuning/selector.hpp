@@ -30,9 +30,9 @@ struct Machine;
 // TuNA when nodes divide P) for blocks of the mean size.
 Choice model_choice(const Machine& machine, const ExchangeStats& stats);
 
-// Whether the choice for P ranks can depend on block statistics (a tuning table or machine
-// file is loaded, or the heuristic looks at block sizes at this P); if not, no allreduce is
-// needed for it.
-bool choice_needs_statistics(int size);
+// Whether the choice for P ranks, Q per node (agreed_node_size), can depend on block
+// statistics (a tuning table or machine file is loaded, or the heuristic looks at block
+// sizes there); if not, no allreduce is needed for it.
+bool choice_needs_statistics(int size, int ranks_per_node);
 
 }  // namespace a2av

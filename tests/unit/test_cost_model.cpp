@@ -173,6 +173,19 @@ TEST(HeuristicChoice, SharedMemoryOnOneNodeNodeAwareOnSeveral) {
       << "one rank per node: TuNA's rounds over the nodes";
   EXPECT_EQ(choose_algorithm(ExchangeStats{5, 0, 16, 8, 0}, false).spec, "node_aware")
       << "nodes of different sizes";
+  EXPECT_EQ(choose_algorithm(ExchangeStats{256, 32, 1 << 20, 8, 0}, false).spec, "node_aware")
+      << "large blocks go directly, as spread_out's would";
+}
+
+// Across nodes up to P = 1024 node_aware's staging cap covers every block TuNA would be
+// given, so auto decides from P alone and the call needs no allreduce.
+TEST(HeuristicChoice, FromPAloneAcrossNodesUpTo1024Ranks) {
+  EXPECT_FALSE(choice_needs_statistics(16, 16));
+  EXPECT_FALSE(choice_needs_statistics(16, 4));
+  EXPECT_FALSE(choice_needs_statistics(256, 32));
+  EXPECT_FALSE(choice_needs_statistics(1024, 0)) << "nodes of different sizes";
+  EXPECT_TRUE(choice_needs_statistics(2048, 32)) << "staging cap 512 B: below TuNA's blocks";
+  EXPECT_TRUE(choice_needs_statistics(64, 64)) << "one node: TuNA for small blocks from 64 ranks";
 }
 
 // Polaris-like, 16 B blocks: one message per pair of nodes beats P - 1 messages per rank
