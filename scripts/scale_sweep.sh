@@ -59,9 +59,10 @@ sparse_p256_dense|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:
 sparse_p1024|polaris|1024|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
 sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6 --algorithms nbx --no-validate --warmup 0
 nodes_p64|polaris|64|$ompi|--algorithms $nodes,spread_out,tuna:radix=2,tuna:radix=8,tuna_coalesced,auto -m 16:16384
-nodes_p256_probe|polaris|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced;auto --sizes 16,1024,16384
+nodes_p256_probe|polaris|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced;auto --sizes 16,1024
+nodes_p256_4k_probe|polaris|256|$ompi|--specs node_aware;tuna:radix=16;tuna_coalesced --sizes 4096
 nodes_fugaku_p256_probe|fugaku|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced --sizes 16,1024
-nodes_p1024_probe|polaris|1024|$ompi|--specs $nodes_probe;tuna:radix=2;tuna:radix=32;tuna_coalesced --sizes 16,256
+nodes_p1024_probe|polaris|1024|$ompi|--specs $nodes_probe;tuna:radix=2;tuna_coalesced --sizes 16
 RUNS
 )
 

@@ -71,7 +71,7 @@ std::vector<std::string> model_candidates(const Machine& machine, int size, int 
   return specs;
 }
 
-constexpr int kLogarithmicFrom = 64;     // ranks from which the heuristic considers TuNA
+constexpr int kLogarithmicFrom = 64;         // ranks from which the heuristic considers TuNA
 constexpr std::int64_t kTunaLargest = 1024;  // the largest block the heuristic gives TuNA
 
 // Across nodes the heuristic takes node_aware whatever the blocks below 64 ranks, and as
