@@ -19,7 +19,8 @@ namespace a2av {
 inline constexpr double kSimulatedPollSeconds = 1e-7;
 
 // Simulated time for copies through shared memory (core/node_segment.cpp), charged in lumps
-// of at least a poll's: SimGrid's solver aborts on executions of a fraction of a flop.
+// of at least a poll's: one simulated execution for a walk over many small blocks, not one
+// (an event for SimGrid's solver) per block.
 void charge_copy(std::size_t bytes);
 // Charges one look at a flag and the copies not charged yet.
 void simulated_poll();
