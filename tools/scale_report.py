@@ -59,6 +59,10 @@ def label(row, name=""):
         return f"{BASELINE} ({selector(name)} selector)" if name else BASELINE
     if spec.startswith("tuna:"):
         return "tuna r=" + re.search(r"radix=(\d+)", spec).group(1)
+    if spec.startswith("node_aware:"):
+        radix, agents = (re.search(rf"{p}=(\d+)", spec).group(1) for p in ("radix", "agents"))
+        return ("node_aware" + (f" r={radix}" if radix != "0" else "") +
+                (f" agents={agents}" if agents != "0" else ""))
     return spec.split(":")[0]
 
 
@@ -145,7 +149,11 @@ def run_table(name, rows):
 
 
 def platform_of(name):
-    return name.split("_")[0]
+    """The platform of a run: its name's first word; nodes_* runs name it second if not Polaris."""
+    words = name.split("_")
+    if words[0] == "nodes":
+        return words[1] if words[1] in ("fugaku", "fattree") else "polaris"
+    return words[0]
 
 
 def best_radix(runs):
@@ -185,7 +193,8 @@ def plot_time(runs, path, sizes=(16, 256)):
     fig, axes = plt.subplots(1, len(sizes), figsize=(6 * len(sizes), 4.5), squeeze=False)
     for ax, size in zip(axes[0], sizes):
         series = defaultdict(dict)
-        for name, rows in runs.items():
+        # A point from the first run that has it; the nodes_* runs only add what others lack.
+        for name, rows in sorted(runs.items(), key=lambda run: run[0].startswith("nodes_")):
             if platform_of(name) != "polaris":
                 continue
             for r in rows:
