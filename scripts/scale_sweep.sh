@@ -64,6 +64,7 @@ nodes_p256_4k_probe|polaris|256|$ompi|--specs node_aware;tuna:radix=16;tuna_coal
 nodes_fugaku_p256_probe|fugaku|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced --sizes 16,1024
 nodes_p1024_probe|polaris|1024|$ompi|--specs $nodes_probe;tuna:radix=2;tuna_coalesced --sizes 16
 nodes_p1024_256_probe|polaris|1024|$ompi|--specs node_aware;tuna_coalesced --sizes 256
+nodes_p4096_probe|polaris|4096|$ompi|--specs node_aware --sizes 16
 RUNS
 )
 

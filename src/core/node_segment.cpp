@@ -23,17 +23,18 @@ constexpr std::size_t kNameBytes = 64;
 constexpr std::size_t kLine = 64;
 
 #ifdef A2AV_SIMULATION
-// Under SimGrid SMPI every rank is an actor of one process, so the heap is shared already:
-// rank 0 allocates, the name is the address, and the last rank to let go frees the block.
-// (All actors run on one thread: the count of holders needs no atomics.)
+// Under SimGrid SMPI every rank is an actor of one process, so its memory is shared already:
+// rank 0 maps anonymous memory, the name is the address, and the last rank to let go unmaps
+// it. (All actors run on one thread: the count of holders needs no atomics.) Pages are zero
+// until touched, so the thousands of segments of a large simulation cost what they hold.
 struct Holders {
   alignas(kLine) std::size_t count;
 };
 
 std::string create_block(std::size_t bytes, std::string& name) {  // bytes: whole lines
-  void* block = std::aligned_alloc(alignof(Holders), sizeof(Holders) + bytes);
-  if (!block) return fmt::format("cannot allocate {} bytes", bytes);
-  std::memset(block, 0, sizeof(Holders) + bytes);
+  void* block = mmap(nullptr, sizeof(Holders) + bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (block == MAP_FAILED) return fmt::format("cannot map {} bytes", bytes);
   name = fmt::format("{}", reinterpret_cast<std::uintptr_t>(block));
   return "";
 }
@@ -44,9 +45,9 @@ void* map_block(const char* name, std::size_t, std::string&) {
   return holders + 1;
 }
 
-void unmap_block(void* base, std::size_t) {
+void unmap_block(void* base, std::size_t bytes) {
   Holders* holders = static_cast<Holders*>(base) - 1;
-  if (--holders->count == 0) std::free(holders);
+  if (--holders->count == 0) munmap(holders, sizeof(Holders) + bytes);
 }
 
 void remove_name(const char*) {}
