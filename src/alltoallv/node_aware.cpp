@@ -67,7 +67,6 @@ struct NodeAwareCells {
 
 namespace {
 
-constexpr std::size_t kLine = 64;
 // Direct blocks alternate between two tags by the exchange's parity: an early receive that
 // its header withdraws must not match the sender's block of the next exchange. A sender is
 // at most one exchange ahead (it needs this rank's part of the next one to get further).

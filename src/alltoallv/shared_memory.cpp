@@ -35,7 +35,6 @@
 namespace a2av {
 namespace {
 
-constexpr std::size_t kLine = 64;
 constexpr int kTag = 0;
 
 // A cell's first cache line; the block follows it.

@@ -20,7 +20,6 @@ namespace a2av {
 namespace {
 
 constexpr std::size_t kNameBytes = 64;
-constexpr std::size_t kLine = 64;
 
 #ifdef A2AV_SIMULATION
 // Under SimGrid SMPI every rank is an actor of one process, so its memory is shared already:

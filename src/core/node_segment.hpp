@@ -17,6 +17,9 @@
 
 namespace a2av {
 
+// A cache line: parts begin on one, and flags that different ranks write keep to their own.
+inline constexpr std::size_t kLine = 64;
+
 // A copy into or out of a segment. Under SimGrid SMPI, where the computation between MPI
 // calls is (almost) free, it costs what the platform charges an on-node message's bytes: the
 // bandwidth in A2AV_SIM_COPY_BANDWIDTH (bytes/s; scripts/simulate.sh sets the platform's

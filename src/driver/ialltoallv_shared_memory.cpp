@@ -43,7 +43,6 @@ struct NonblockingCells {
 
 namespace {
 
-constexpr std::size_t kLine = 64;
 constexpr int kFirstTag = 10000;  // large blocks: kFirstTag + sequence % kTags
 constexpr std::uint64_t kTags = 4096;
 

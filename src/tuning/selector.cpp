@@ -77,10 +77,9 @@ constexpr std::int64_t kTunaLargest = 1024;  // the largest block the heuristic 
 // Across nodes the heuristic takes node_aware whatever the blocks below 64 ranks, and as
 // long as node_aware aggregates every block TuNA would be given (P <= 1024): blocks above
 // its staging cap go directly, as spread_out's do. Beyond, it must know the largest block.
-bool node_aware_whatever_the_blocks(int size, int ranks_per_node) {
-  return ranks_per_node < size &&
-         (size < kLogarithmicFrom ||
-          node_aware_threshold(kNodeAwareDirectAbove, size) >= kTunaLargest);
+bool node_aware_whatever_the_blocks(int size) {
+  return size < kLogarithmicFrom ||
+         node_aware_threshold(kNodeAwareDirectAbove, size) >= kTunaLargest;
 }
 
 Choice heuristic(const ExchangeStats& s) {
@@ -91,8 +90,8 @@ Choice heuristic(const ExchangeStats& s) {
   // One rank per node: no agents to share the remote nodes, so TuNA's rounds over the nodes
   // (16 emulated nodes of 1 over TCP: 0.80-0.87x MPI_Alltoallv's time, one message per pair
   // of nodes 1.14-1.23x; docs/bench.md).
-  if (node_aware_whatever_the_blocks(s.size, s.ranks_per_node) ||
-      (s.ranks_per_node < s.size &&
+  if (s.ranks_per_node < s.size &&
+      (node_aware_whatever_the_blocks(s.size) ||
        s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
     return s.ranks_per_node == 1 ? Choice{"node_aware:radix=4", "heuristic: one rank per node"}
                                  : Choice{"node_aware", "heuristic: ranks on several nodes"};
@@ -116,7 +115,8 @@ Choice heuristic(const ExchangeStats& s) {
 bool choice_needs_statistics(int size, int ranks_per_node) {
   return loaded_table().value || loaded_table().error || loaded_machine().value ||
          loaded_machine().error ||
-         (size >= kLogarithmicFrom && !node_aware_whatever_the_blocks(size, ranks_per_node));
+         (size >= kLogarithmicFrom &&
+          !(ranks_per_node < size && node_aware_whatever_the_blocks(size)));
 }
 
 void check_tuning_file() {
