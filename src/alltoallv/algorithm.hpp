@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace a2av {
 
@@ -65,6 +66,11 @@ int node_aware_agent(int node, int remote, int nodes, int ranks, std::int64_t ag
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,
                                 const int*, const int*, MPI_Datatype, MPI_Comm);
 void set_vendor_alltoallv(VendorAlltoallv fn);
+// The call's counts and displacements as the int arrays of MPI_Alltoallv (sendcounts,
+// sdispls, recvcounts, rdispls, `size` each, in `out`); false where one exceeds int.
+bool vendor_int_arrays(const Call& call, int size, std::vector<int>& out);
+// The vendor MPI_Alltoallv on the arrays vendor_int_arrays made.
+void run_vendor_on(const Call& call, const std::vector<int>& ints, MPI_Comm comm);
 
 // Copies this rank's own block from the send to the receive side.
 void copy_self_block(const Exchange& ex);

@@ -13,8 +13,7 @@ namespace {
 
 VendorAlltoallv vendor_fn = &MPI_Alltoallv;
 
-bool to_int(const auto* values, int n, std::vector<int>& out) {
-  out.resize(n);
+bool to_int(const auto* values, int n, int* out) {
   for (int i = 0; i < n; ++i) {
     if (values[i] < INT_MIN || values[i] > INT_MAX) return false;
     out[i] = static_cast<int>(values[i]);
@@ -22,11 +21,8 @@ bool to_int(const auto* values, int n, std::vector<int>& out) {
   return true;
 }
 
-// The int arrays of the MPI call; kept per thread up to kKeptSize ranks (16 KiB), so that a
-// call on fewer ranks allocates nothing once warm.
-struct IntArrays {
-  std::vector<int> sc, sd, rc, rd;
-};
+// Kept per thread up to kKeptSize ranks (16 KiB), so that a call on fewer ranks allocates
+// nothing once warm.
 constexpr int kKeptSize = 1024;
 
 }  // namespace
@@ -35,19 +31,27 @@ void set_vendor_alltoallv(VendorAlltoallv fn) {
   vendor_fn = fn;
 }
 
+bool vendor_int_arrays(const Call& c, int size, std::vector<int>& out) {
+  out.resize(4 * static_cast<std::size_t>(size));
+  int* at = out.data();
+  return (c.in_place() ||
+          (to_int(c.sendcounts, size, at) && to_int(c.sdispls, size, at + size))) &&
+         to_int(c.recvcounts, size, at + 2 * size) && to_int(c.rdispls, size, at + 3 * size);
+}
+
+void run_vendor_on(const Call& c, const std::vector<int>& ints, MPI_Comm comm) {
+  const int* at = ints.data();
+  const std::size_t size = ints.size() / 4;
+  check_mpi(vendor_fn(c.sendbuf, at, at + size, c.sendtype, c.recvbuf, at + 2 * size,
+                      at + 3 * size, c.recvtype, comm),
+            "MPI_Alltoallv");
+}
+
 void run_vendor(const Exchange& ex, const Params&) {
   const Call& c = ex.call;
-  const int n = ex.ctx.size;
-  IntArrays fresh;
-  auto& [sc, sd, rc, rd] = n <= kKeptSize ? per_thread<IntArrays>() : fresh;
-  const bool fits = (c.in_place() || (to_int(c.sendcounts, n, sc) && to_int(c.sdispls, n, sd))) &&
-                    to_int(c.recvcounts, n, rc) && to_int(c.rdispls, n, rd);
-  if (fits) {
-    check_mpi(vendor_fn(c.sendbuf, sc.data(), sd.data(), c.sendtype, c.recvbuf, rc.data(),
-                        rd.data(), c.recvtype, ex.ctx.comm),
-              "MPI_Alltoallv");
-    return;
-  }
+  std::vector<int> fresh;
+  auto& ints = ex.ctx.size <= kKeptSize ? per_thread<std::vector<int>>() : fresh;
+  if (vendor_int_arrays(c, ex.ctx.size, ints)) return run_vendor_on(c, ints, ex.ctx.comm);
 #if MPI_VERSION >= 4
   check_mpi(MPI_Alltoallv_c(c.sendbuf, c.sendcounts, c.sdispls, c.sendtype, c.recvbuf, c.recvcounts,
                             c.rdispls, c.recvtype, ex.ctx.comm),

@@ -193,6 +193,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.max_block = 0;
   out.in_band = false;
   out.unagreed = false;
+  out.vendor_ints.clear();
   if (!status.code && spec->algorithm->run != run_vendor) {
     if (!out.normalized) out.normalized.emplace();
     try {  // before agreeing, so that a failed allocation is agreed like any other error
@@ -217,6 +218,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
     if (status.code) throw Error(status.code, status.message);
     out.spec = std::move(spec);
     out.unagreed = true;
+    if (!vendor_int_arrays(call, ctx.size, out.vendor_ints)) out.vendor_ints.clear();
     return;
   }
   SpecRef in_band = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
@@ -280,6 +282,8 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
 
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   Mismatch mismatch;
+  if (!prepared.vendor_ints.empty())
+    return run_vendor_on(call, prepared.vendor_ints, prepared.ctx->comm);
   if (prepared.spec->algorithm->run == run_vendor) {
     const ByteBlocks no_blocks;
     run_vendor({*prepared.ctx, no_blocks, no_blocks, prepared.max_block, memory, mismatch, call},

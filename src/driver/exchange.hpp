@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace a2av {
 
@@ -42,6 +43,7 @@ struct Prepared {
   std::int64_t max_block = 0;                // agreed largest block of any rank (0 in band)
   bool in_band = false;                      // errors are agreed while the data moves
   bool unagreed = false;                     // vendor: errors are each rank's own, as in MPI
+  std::vector<int> vendor_ints;  // vendor: the counts as MPI_Alltoallv's ints, if they fit
 
   // Depends on nothing but this rank's arguments and P (recent_calls.hpp).
   bool repeatable() const { return in_band || unagreed; }
@@ -57,7 +59,7 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validat
 void prepare_into(Prepared& out, const Call& call, std::string_view spec, bool validate,
                   bool in_band_allowed, MemoryTracker& memory);
 
-// Runs a prepared exchange (not vendor).
+// Runs a prepared exchange.
 void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
 
 // The call of a span-taking entry point. A span with fewer entries than `comm` has ranks

@@ -15,7 +15,8 @@
 // while no communicator context has been freed since (contexts_generation(): a freed and
 // re-created handle cannot match, and no lookup of the context is needed), the buffers, the
 // datatype handles and their size and extents (queried again: a freed handle may come back
-// as another type), every count and displacement, the spec and the validation flag.
+// as another type; not for vendor, which hands the types to MPI as they are), every count and
+// displacement, the spec and the validation flag.
 //
 // Memory held between calls, per thread: per slot 8 arrays of P 64-bit values (the kept
 // counts and displacements, and the byte layout), for P up to kMaxRecentSize; a call on more
