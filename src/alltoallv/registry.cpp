@@ -23,12 +23,6 @@ void announce_by_messages(const CommContext& ctx, const Params&, int code, PeerE
 // The hierarchical variants agree in band where they run flat TuNA: one node, or nodes they
 // cannot use (tuna_hierarchical.cpp). Across nodes their node-local size exchange and the
 // inter-node phase carry no error codes yet, so the ranks agree before.
-bool hierarchical_in_band(const Params& p, const CommContext& ctx) {
-  const int q =
-      hierarchical_node_size(p.at("ranks_per_node"), ctx.size, ctx.node_size, ctx.uniform_nodes);
-  return q == 0 || q == ctx.size;
-}
-
 std::int64_t no_memory(const BoundInput&, const Params&) {
   return 0;
 }
@@ -152,15 +146,13 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
        {kRadix, kBatch, kDirectAbove, kBlockCount, kRanksPerNode},
        run_tuna_coalesced,
        hierarchical_bound,
-       announce_error_tuna,
-       hierarchical_in_band},
+       announce_error_tuna_coalesced},
       {"tuna_staggered",
        "hierarchical TuNA, staggered inter-node phase",
        {kRadix, kBatch, kDirectAbove, kBlockCount, kRanksPerNode},
        run_tuna_staggered,
        hierarchical_bound,
-       announce_error_tuna,
-       hierarchical_in_band},
+       announce_error_tuna_staggered},
   };
   return table;
 }

@@ -33,15 +33,11 @@ struct AlgorithmInfo {
   AlgorithmFn run;  // null for "auto", which is resolved before running
   std::int64_t (*memory_bound)(const BoundInput&, const Params&);
   // How a rank that rejected its arguments takes part while its peers run the algorithm,
-  // so that errors are agreed in band (docs/errors.md); null where the ranks agree before
-  // (an allreduce), or, for vendor, not at all (MPI's semantics).
+  // so that errors are agreed in band (docs/errors.md); null for vendor, which keeps MPI's
+  // semantics (no agreement).
   AnnounceFn announce = nullptr;
-  // Where only some layouts agree in band (hierarchical TuNA); null: all do.
-  bool (*in_band_on)(const Params&, const CommContext&) = nullptr;
 
-  bool agrees_in_band(const Params& params, const CommContext& ctx) const {
-    return announce && (!in_band_on || in_band_on(params, ctx));
-  }
+  bool agrees_in_band() const { return announce != nullptr; }
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();

@@ -30,5 +30,10 @@ void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const Tun
 // In-band agreement for a rank that rejected its arguments while its peers run TuNA: it runs
 // the rounds with empty blocks, forwarding its peers' blocks and its code.
 void announce_error_tuna(const CommContext& ctx, const Params& params, int code, PeerErrors& peers);
+// The same for the hierarchical variants (flat TuNA's where they run it).
+void announce_error_tuna_coalesced(const CommContext& ctx, const Params& params, int code,
+                                   PeerErrors& peers);
+void announce_error_tuna_staggered(const CommContext& ctx, const Params& params, int code,
+                                   PeerErrors& peers);
 
 }  // namespace a2av

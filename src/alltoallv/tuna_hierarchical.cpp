@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 
 namespace a2av {
 namespace {
@@ -30,30 +31,71 @@ struct Layout {
   int q, nodes, node, local;
 };
 
-// Sizes of the sub-blocks each local source holds for me (by node), via one node-local
-// MPI_Alltoall of N sizes per peer.
-std::vector<std::int64_t> exchange_sizes(const Exchange& ex, const Layout& l, MPI_Comm node) {
-  std::vector<std::int64_t> mine(static_cast<std::size_t>(l.q) * l.nodes), theirs(mine.size());
-  for (int h = 0; h < l.q; ++h)
-    for (int n = 0; n < l.nodes; ++n) mine[h * l.nodes + n] = ex.send.bytes[n * l.q + h];
-  check_mpi(
-      MPI_Alltoall(mine.data(), l.nodes, MPI_INT64_T, theirs.data(), l.nodes, MPI_INT64_T, node),
-      "MPI_Alltoall");
-  return theirs;
+// One rank's part in the exchange. On a rank whose arguments failed (failed_code, in band)
+// the blocks are empty and nothing of the caller's is touched.
+struct Run {
+  const CommContext& ctx;
+  const ByteBlocks& send;
+  const ByteBlocks& recv;
+  MemoryTracker& memory;
+  Mismatch& mismatch;
+  PeerErrors* peers;  // set under in-band agreement
+  int failed_code;
+};
+
+// An error code and the lowest rank with it; code 0: none.
+struct NodeError {
+  std::int64_t code = 0;
+  std::int64_t rank = -1;
+
+  void add(std::int64_t c, std::int64_t r) {
+    if (c > code || (c == code && c != 0 && r < rank)) {
+      code = c;
+      rank = r;
+    }
+  }
+};
+
+// Phase 0: one node-local MPI_Alltoall. Local rank h gets from every local source its error
+// and the sizes of its blocks for ranks {n*Q + h}, by node.
+struct NodeFacts {
+  std::vector<std::int64_t> sizes;  // [source * nodes + node]
+  NodeError error;                  // the worst of the node's ranks
+};
+
+NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
+  const int stride = l.nodes + 2;
+  std::vector<std::int64_t> mine(static_cast<std::size_t>(l.q) * stride), theirs(mine.size());
+  for (int h = 0; h < l.q; ++h) {
+    std::int64_t* out = &mine[static_cast<std::size_t>(h) * stride];
+    out[0] = r.failed_code;
+    out[1] = r.failed_code ? r.ctx.rank : -1;
+    for (int n = 0; n < l.nodes; ++n) out[2 + n] = r.send.bytes[n * l.q + h];
+  }
+  check_mpi(MPI_Alltoall(mine.data(), stride, MPI_INT64_T, theirs.data(), stride, MPI_INT64_T, node),
+            "MPI_Alltoall");
+  NodeFacts facts;
+  facts.sizes.resize(static_cast<std::size_t>(l.q) * l.nodes);
+  for (int s = 0; s < l.q; ++s) {
+    const std::int64_t* in = &theirs[static_cast<std::size_t>(s) * stride];
+    facts.error.add(in[0], in[1]);
+    std::copy(in + 2, in + stride, facts.sizes.begin() + static_cast<std::ptrdiff_t>(s) * l.nodes);
+  }
+  return facts;
 }
 
 // Send side of phase 1: for each local peer h, my blocks for ranks n*Q + h, back to back.
-ByteBlocks aggregate(const Exchange& ex, const Layout& l, TempBuffer& storage) {
+ByteBlocks aggregate(const Run& r, const Layout& l, TempBuffer& storage) {
   std::vector<std::int64_t> bytes(l.q, 0);
   for (int h = 0; h < l.q; ++h)
-    for (int n = 0; n < l.nodes; ++n) bytes[h] += ex.send.bytes[n * l.q + h];
+    for (int n = 0; n < l.nodes; ++n) bytes[h] += r.send.bytes[n * l.q + h];
   ByteBlocks out = packed_blocks(std::move(bytes), storage);
   for (int h = 0; h < l.q; ++h) {
     std::byte* to = out.at(h);
     for (int n = 0; n < l.nodes; ++n) {
       const int peer = n * l.q + h;
-      if (ex.send.bytes[peer] > 0) std::memcpy(to, ex.send.at(peer), ex.send.bytes[peer]);
-      to += ex.send.bytes[peer];
+      if (r.send.bytes[peer] > 0) std::memcpy(to, r.send.at(peer), r.send.bytes[peer]);
+      to += r.send.bytes[peer];
     }
   }
   return out;
@@ -82,130 +124,256 @@ struct Held {
   }
 };
 
-void note_if_mismatch(const Exchange& ex, int source, std::int64_t got) {
-  if (got != ex.recv.bytes[source])
-    ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
-                                 got, ex.recv.bytes[source]));
+void note_if_mismatch(const Run& r, int source, std::int64_t got) {
+  if (got != r.recv.bytes[source])
+    r.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
+                                got, r.recv.bytes[source]));
 }
 
-// Phase 2 for one remote node pair: to node `to_node`, from node `from_node`.
-void post_inter(const Exchange& ex, const Held& held, int to_node, int from_node, Inter kind,
-                Requests& requests, std::vector<MPI_Datatype>& types) {
-  const Layout& l = held.l;
-  const int to = to_node * l.q + l.local, from = from_node * l.q + l.local;
-  for (int s = 0; s < l.q; ++s) {
-    const int source = from_node * l.q + s;
-    const int tag = kind == Inter::staggered ? s : 0;
-    if (kind == Inter::staggered) {
-      requests.irecv(ex.recv.at(source), ex.recv.bytes[source], from, tag, ex.ctx.comm);
-      requests.isend(held.at(s, to_node), held.bytes(s, to_node), to, tag, ex.ctx.comm);
-    }
-  }
-  if (kind == Inter::staggered) return;
-  // Coalesced: one message each way, described by datatypes over the blocks where they lie.
+// Phase 2 tags: block s of a staggered pair is tag s, a coalesced message tag 0, the header
+// tag Q.
+int header_tag(const Layout& l) {
+  return l.q;
+}
+
+// One message of Q blocks lying anywhere, as a datatype over their addresses.
+MPI_Datatype blocks_type(const Layout& l, auto block_at, auto block_bytes,
+                         std::vector<MPI_Datatype>& types) {
   std::vector<int> lengths;
   std::vector<MPI_Aint> places;
-  auto make_type = [&](auto block_at, auto block_bytes) {
-    lengths.clear();
-    places.clear();
-    for (int s = 0; s < l.q; ++s) {
-      if (block_bytes(s) == 0) continue;
-      MPI_Aint address;
-      MPI_Get_address(block_at(s), &address);
-      lengths.push_back(static_cast<int>(block_bytes(s)));
-      places.push_back(address);
-    }
-    MPI_Datatype type;
-    check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
-                                       places.data(), MPI_BYTE, &type),
-              "MPI_Type_create_hindexed");
-    check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-    types.push_back(type);
-    return type;
-  };
+  for (int s = 0; s < l.q; ++s) {
+    if (block_bytes(s) == 0) continue;
+    MPI_Aint address;
+    MPI_Get_address(block_at(s), &address);
+    lengths.push_back(static_cast<int>(block_bytes(s)));
+    places.push_back(address);
+  }
+  MPI_Datatype type;
+  check_mpi(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(),
+                                     places.data(), MPI_BYTE, &type),
+            "MPI_Type_create_hindexed");
+  check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+  types.push_back(type);
+  return type;
+}
+
+// Coalesced pairs go as one message only when it fits one piece; each side decides from the
+// total it knows (equal where the counts agree).
+bool one_message(Inter kind, std::int64_t total) {
+  return kind == Inter::coalesced && total <= max_piece();
+}
+
+// Blocks that do not go as one message go one message each, an empty one for an empty block,
+// so that a receiver whose count disagrees with the sender's finds out instead of waiting.
+void post_block_receive(std::byte* data, std::int64_t bytes, int from, int tag, MPI_Comm comm,
+                        Requests& requests) {
+  if (bytes > 0) return requests.irecv(data, bytes, from, tag, comm);
   MPI_Request request;
-  const MPI_Datatype recv_type =
-      make_type([&](int s) { return ex.recv.at(from_node * l.q + s); },
-                [&](int s) { return ex.recv.bytes[from_node * l.q + s]; });
-  check_mpi(MPI_Irecv(MPI_BOTTOM, 1, recv_type, from, 0, ex.ctx.comm, &request), "MPI_Irecv");
-  std::int64_t expected = 0;
-  for (int s = 0; s < l.q; ++s) expected += ex.recv.bytes[from_node * l.q + s];
-  requests.adopt(request, expected);
-  const MPI_Datatype send_type = make_type([&](int s) { return held.at(s, to_node); },
-                                           [&](int s) { return held.bytes(s, to_node); });
-  check_mpi(MPI_Isend(MPI_BOTTOM, 1, send_type, to, 0, ex.ctx.comm, &request), "MPI_Isend");
+  check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, from, tag, comm, &request), "MPI_Irecv");
+  requests.adopt(request, 0);
+}
+
+void post_block_send(const std::byte* data, std::int64_t bytes, int to, int tag, MPI_Comm comm,
+                     Requests& requests) {
+  if (bytes > 0) return requests.isend(data, bytes, to, tag, comm);
+  MPI_Request request;
+  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, to, tag, comm, &request), "MPI_Isend");
   requests.adopt(request, -1);
 }
 
-// Coalesced messages go as one datatype only when each fits an int; else per block.
-bool fits_coalesced(const Exchange& ex, const Held& held) {
-  std::int64_t most_in = 0, most_out = 0;
-  const Layout& l = held.l;
-  for (int n = 0; n < l.nodes; ++n) {
-    std::int64_t in = 0, out = 0;
-    for (int s = 0; s < l.q; ++s) {
-      in += ex.recv.bytes[n * l.q + s];
-      out += held.bytes(s, n);
-    }
-    most_in = std::max(most_in, in);
-    most_out = std::max(most_out, out);
+// The receives of the data from node `from_node`'s partner.
+void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Requests& requests,
+                   std::vector<MPI_Datatype>& types) {
+  const int from = from_node * l.q + l.local;
+  auto source = [&](int s) { return from_node * l.q + s; };
+  std::int64_t total = 0;
+  for (int s = 0; s < l.q; ++s) total += r.recv.bytes[source(s)];
+  if (!one_message(kind, total)) {
+    for (int s = 0; s < l.q; ++s)
+      post_block_receive(r.recv.at(source(s)), r.recv.bytes[source(s)], from, s, r.ctx.comm,
+                         requests);
+    return;
   }
-  return std::max(most_in, most_out) <= max_piece();
+  const MPI_Datatype type = blocks_type(
+      l, [&](int s) { return r.recv.at(source(s)); }, [&](int s) { return r.recv.bytes[source(s)]; },
+      types);
+  MPI_Request request;
+  check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &request), "MPI_Irecv");
+  requests.adopt(request, total);
 }
 
-void run_hierarchical(const Exchange& ex, const Params& params, Inter kind) {
-  const int size = ex.ctx.size;
-  const int q = hierarchical_node_size(params.at("ranks_per_node"), size, ex.ctx.node_size,
-                                       ex.ctx.uniform_nodes);
-  if (q == 0 || q == size) return run_tuna(ex, params);  // one node: phase 1 alone is flat TuNA
-  const Layout l{q, size / q, ex.ctx.rank / q, ex.ctx.rank % q};
-  const MPI_Comm node = node_comm(ex.ctx, q);
+// The sends of my node's blocks for node `to_node` to its partner.
+void post_sends(const Run& r, const Held& held, int to_node, Inter kind, Requests& requests,
+                std::vector<MPI_Datatype>& types) {
+  const Layout& l = held.l;
+  const int to = to_node * l.q + l.local;
+  std::int64_t total = 0;
+  for (int s = 0; s < l.q; ++s) total += held.bytes(s, to_node);
+  if (!one_message(kind, total)) {
+    for (int s = 0; s < l.q; ++s)
+      post_block_send(held.at(s, to_node), held.bytes(s, to_node), to, s, r.ctx.comm, requests);
+    return;
+  }
+  const MPI_Datatype type = blocks_type(
+      l, [&](int s) { return held.at(s, to_node); }, [&](int s) { return held.bytes(s, to_node); },
+      types);
+  MPI_Request request;
+  check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, 0, r.ctx.comm, &request), "MPI_Isend");
+  requests.adopt(request, -1);
+}
+
+// A phase 2 header: the sender node's error, then the bytes of its Q blocks for the receiver's
+// node.
+using Header = std::vector<std::int64_t>;
+
+// What a rank whose node failed does with a partner's data: receives and drops it, by the
+// partner's header.
+void drain(const Run& r, const Layout& l, int from, Inter kind, const Header& header) {
+  std::int64_t total = 0;
+  for (int s = 0; s < l.q; ++s) total += header[2 + s];
+  if (one_message(kind, total)) return drop_message(from, 0, r.ctx.comm);
+  for (int s = 0; s < l.q; ++s) {
+    if (header[2 + s] == 0) drop_message(from, s, r.ctx.comm);
+    drop_pieces(header[2 + s], from, s, r.ctx.comm);
+  }
+}
+
+// Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
+void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeError& mine,
+                    Inter kind, int first, int last) {
+  struct Partner {
+    int rank = 0;
+    Header header;
+    Requests data;
+  };
+  std::deque<Partner> partners;
+  std::vector<Header> headers_out;
+  headers_out.reserve(last - first);
+  std::vector<MPI_Request> header_requests;
+  Requests sends;
+  std::vector<MPI_Datatype> types;
+  for (int i = first; i < last; ++i) {
+    const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
+    Partner& p = partners.emplace_back();
+    p.rank = from_node * l.q + l.local;
+    p.header.resize(l.q + 2);
+    check_mpi(MPI_Irecv(p.header.data(), l.q + 2, MPI_INT64_T, p.rank, header_tag(l), r.ctx.comm,
+                        &header_requests.emplace_back()),
+              "MPI_Irecv");
+    if (!mine.code) post_receives(r, l, from_node, kind, p.data, types);
+    Header& out = headers_out.emplace_back(l.q + 2, 0);
+    out[0] = mine.code;
+    out[1] = mine.rank;
+    for (int s = 0; s < l.q && !mine.code; ++s) out[2 + s] = held->bytes(s, to_node);
+    MPI_Request request;
+    check_mpi(MPI_Isend(out.data(), l.q + 2, MPI_INT64_T, to_node * l.q + l.local, header_tag(l),
+                        r.ctx.comm, &request),
+              "MPI_Isend");
+    sends.adopt(request, -1);
+    if (!mine.code) post_sends(r, *held, to_node, kind, sends, types);
+  }
+  check_mpi(MPI_Waitall(static_cast<int>(header_requests.size()), header_requests.data(),
+                        MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+  for (Partner& p : partners) {
+    if (p.header[0]) {  // that node failed and sends no data
+      r.peers->learn(static_cast<int>(p.header[1]), static_cast<int>(p.header[0]));
+      p.data.cancel_all();
+    } else if (mine.code) {
+      drain(r, l, p.rank, kind, p.header);
+    } else {
+      p.data.wait_all(r.mismatch);
+    }
+  }
+  sends.wait_all(r.mismatch);
+  for (MPI_Datatype& type : types) MPI_Type_free(&type);
+}
+
+void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
+  const Layout l{q, r.ctx.size / q, r.ctx.rank / q, r.ctx.rank % q};
+  const MPI_Comm node = node_comm(r.ctx, q);
   CommContext node_ctx;
   node_ctx.comm = node;
   node_ctx.rank = l.local;
   node_ctx.size = node_ctx.node_size = q;
   node_ctx.uniform_nodes = true;
 
-  // Phase 1: TuNA inside the node on aggregated blocks.
-  const auto sizes = exchange_sizes(ex, l, node);
-  TempBuffer send_copy(ex.memory, 0), received(ex.memory, 0);
-  const ByteBlocks aggregated = aggregate(ex, l, send_copy);
-  const ByteBlocks gathered = phase1_receive(sizes, l, received);
-  tuna_exchange(node_ctx, {aggregated, gathered}, TunaOptions{tuna_shape(params, q)}, ex.memory,
-                ex.mismatch);
-  send_copy = TempBuffer();
+  const NodeFacts facts = exchange_sizes(r, l, node);
+  if (facts.error.code) r.peers->learn(static_cast<int>(facts.error.rank),
+                                       static_cast<int>(facts.error.code));
+
+  // Phase 1: TuNA inside the node on aggregated blocks, unless the node failed.
+  TempBuffer send_copy(r.memory, 0), received(r.memory, 0);
+  ByteBlocks gathered;
+  if (!facts.error.code) {
+    const ByteBlocks aggregated = aggregate(r, l, send_copy);
+    gathered = phase1_receive(facts.sizes, l, received);
+    tuna_exchange(node_ctx, {aggregated, gathered}, TunaOptions{tuna_shape(params, q)}, r.memory,
+                  r.mismatch);
+    send_copy = TempBuffer();
+  }
 
   // Blocks for my own node have arrived.
-  const Held held{gathered, sizes, l};
-  for (int s = 0; s < q; ++s) {
+  const Held held{gathered, facts.sizes, l};
+  for (int s = 0; s < q && !facts.error.code; ++s) {
     const int source = l.node * q + s;
-    note_if_mismatch(ex, source, held.bytes(s, l.node));
-    if (held.bytes(s, l.node) == ex.recv.bytes[source] && ex.recv.bytes[source] > 0)
-      std::memcpy(ex.recv.at(source), held.at(s, l.node), ex.recv.bytes[source]);
+    note_if_mismatch(r, source, held.bytes(s, l.node));
+    if (held.bytes(s, l.node) == r.recv.bytes[source] && r.recv.bytes[source] > 0)
+      std::memcpy(r.recv.at(source), held.at(s, l.node), r.recv.bytes[source]);
   }
 
   // Phase 2: across nodes, in batches of block_count node pairs.
-  if (kind == Inter::coalesced && !fits_coalesced(ex, held)) kind = Inter::staggered;
   const int batch = static_cast<int>(std::max<std::int64_t>(1, params.at("block_count")));
-  for (int first = 1; first < l.nodes; first += batch) {
-    Requests requests;
-    std::vector<MPI_Datatype> types;
-    for (int i = first; i < std::min(l.nodes, first + batch); ++i)
-      post_inter(ex, held, (l.node + i) % l.nodes, (l.node - i + l.nodes) % l.nodes, kind, requests,
-                 types);
-    requests.wait_all(ex.mismatch);
-    for (MPI_Datatype& type : types) MPI_Type_free(&type);
-  }
+  for (int first = 1; first < l.nodes; first += batch)
+    exchange_batch(r, l, facts.error.code ? nullptr : &held, facts.error, kind, first,
+                   std::min(l.nodes, first + batch));
+}
+
+int node_size_of(const CommContext& ctx, const Params& params) {
+  return hierarchical_node_size(params.at("ranks_per_node"), ctx.size, ctx.node_size,
+                                ctx.uniform_nodes);
+}
+
+void run_either(const Exchange& ex, const Params& params, Inter kind) {
+  const int q = node_size_of(ex.ctx, params);
+  if (q == 0 || q == ex.ctx.size) return run_tuna(ex, params);  // one node: flat TuNA
+  PeerErrors agreed;  // errors agreed before: nothing to learn here
+  run_hierarchical({ex.ctx, ex.send, ex.recv, ex.memory, ex.mismatch,
+                    ex.in_band ? ex.in_band : &agreed, 0},
+                   params, kind, q);
+}
+
+// A rank that rejected its arguments: phase 0 tells its node, which then sends headers only.
+void announce(const CommContext& ctx, const Params& params, int code, PeerErrors& peers,
+              Inter kind) {
+  const int q = node_size_of(ctx, params);
+  if (q == 0 || q == ctx.size) return announce_error_tuna(ctx, params, code, peers);
+  ByteBlocks none;
+  none.bytes.assign(ctx.size, 0);
+  none.offset.assign(ctx.size, 0);
+  MemoryTracker memory;
+  Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
+  run_hierarchical({ctx, none, none, memory, ignored, &peers, code}, params, kind, q);
 }
 
 }  // namespace
 
 void run_tuna_coalesced(const Exchange& ex, const Params& params) {
-  run_hierarchical(ex, params, Inter::coalesced);
+  run_either(ex, params, Inter::coalesced);
 }
 
 void run_tuna_staggered(const Exchange& ex, const Params& params) {
-  run_hierarchical(ex, params, Inter::staggered);
+  run_either(ex, params, Inter::staggered);
+}
+
+void announce_error_tuna_coalesced(const CommContext& ctx, const Params& params, int code,
+                                   PeerErrors& peers) {
+  announce(ctx, params, code, peers, Inter::coalesced);
+}
+
+void announce_error_tuna_staggered(const CommContext& ctx, const Params& params, int code,
+                                   PeerErrors& peers) {
+  announce(ctx, params, code, peers, Inter::staggered);
 }
 
 }  // namespace a2av

@@ -125,6 +125,11 @@ void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   }
 }
 
+void drop_message(int peer, int tag, MPI_Comm comm) {
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  ProbedMessage::wait(peer, tag, comm).receive(nullptr);  // truncated: not wanted
+}
+
 #ifdef A2AV_SIMULATION
 ProbedMessage ProbedMessage::wait(int source, int tag, MPI_Comm comm) {
   ProbedMessage m;
@@ -240,6 +245,16 @@ void Requests::wait_all(Mismatch& mismatch) {
     rest_.clear();
   }
   wait_posted(mismatch);
+}
+
+void Requests::cancel_all() {
+  for (MPI_Request& request : requests_)
+    if (request != MPI_REQUEST_NULL) check_mpi(MPI_Cancel(&request), "MPI_Cancel");
+  check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+  requests_.clear();
+  expected_.clear();
+  rest_.clear();
 }
 
 void Requests::wait_posted(Mismatch& mismatch) {

@@ -61,6 +61,8 @@ void drain_block(int peer, MPI_Comm comm, PeerErrors& peers);
 // Receives and drops what Requests::isend (without in-band agreement) sent of a block of
 // `bytes` bytes: a block this rank does not take, so that no message is left behind.
 void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm);
+// Receives and drops one message of any length, empty or not.
+void drop_message(int peer, int tag, MPI_Comm comm);
 
 // A message found by a probe and then received: the one probed, even with other threads
 // receiving on the communicator (MPI_Mprobe). SimGrid SMPI 3.32 has no MPI_Mprobe; its ranks
@@ -104,6 +106,9 @@ class Requests {
   // Waits for all. A receive that got fewer bytes than posted, or was truncated (the
   // sender's count disagreed), is noted in `mismatch`; other failures throw A2AV_ERR_MPI.
   void wait_all(Mismatch& mismatch);
+  // Cancels every request and waits until each has ended: for receives from a peer that
+  // announced an error instead of its data, so they can never match. Nothing is noted.
+  void cancel_all();
   bool empty() const { return requests_.empty(); }
   void reserve(std::size_t messages) {
     requests_.reserve(messages);
