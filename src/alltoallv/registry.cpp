@@ -45,10 +45,12 @@ std::int64_t tuna_bound(const BoundInput& in, const Params& p) {
 std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
   const int q = hierarchical_node_size(p.at("ranks_per_node"), in.size, in.node_size, true);
   if (q == 0 || q == in.size) return tuna_bound(in, p);
+  // Blocks above direct_above travel directly: the aggregated copies hold only smaller ones.
+  const std::int64_t block = std::min(in.max_block, p.at("direct_above"));
   const int nodes = in.size / q;
   const std::int64_t phase1 =
-      q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * in.max_block);
-  return in.send_total + in.size * in.max_block + phase1;
+      q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * block);
+  return std::min(in.send_total, in.size * block) + in.size * block + phase1;
 }
 
 const ParamSpec kRadix{"radix", 2, kNoLimit, 0,

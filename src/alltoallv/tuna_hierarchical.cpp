@@ -4,16 +4,18 @@
 // the same local index g, in batches of block_count (the scattered pattern): coalesced
 // sends the Q blocks for one remote rank in one message (N-1 messages), staggered one
 // message per block (Q(N-1) messages). Rounds: K_tuna(Q, r) + ceil((N-1)/block_count).
-// Extra memory: the aggregated send copy (total send bytes), phase 1's receive buffer
-// (at most P * max_block) and TuNA's store on blocks of at most N * max_block.
+// Blocks above direct_above bytes (default 8 KiB, as for tuna) are never aggregated: each
+// goes from the send buffer to the receive buffer in a message of its own, announced by a
+// marker in place of its size, as in tuna.cpp. Extra memory: the aggregated send copy and
+// phase 1's receive buffer (each at most P * min(S, direct_above)) and TuNA's store on blocks
+// of at most N * min(S, direct_above): bounded whatever the block size.
 // Source: fan-tuna-configurable-alltoallv.txt, Section IV, Algorithms 2-3, Figures 4-6.
 //
 // Nodes are the ranks_per_node-rank ranges [k*Q, (k+1)*Q); by default Q is what
 // MPI_COMM_TYPE_SHARED finds. If Q does not divide P, or the detected nodes are uneven or
 // not numbered contiguously, the exchange falls back to flat `tuna` with the same radix; on
 // one node (Q = P) phase 1 is flat TuNA on the blocks themselves, which runs without the
-// aggregated copies. Blocks above direct_above bytes skip phase 1's rounds (tuna.cpp), but
-// across nodes the aggregated copies still hold every byte once.
+// aggregated copies.
 #include "alltoallv/tuna.hpp"
 
 #include "core/check.hpp"
@@ -41,7 +43,22 @@ struct Run {
   Mismatch& mismatch;
   PeerErrors* peers;  // set under in-band agreement
   int failed_code;
+  std::int64_t direct_above;
+  Requests& direct;  // the large blocks' messages, sent and received
 };
+
+// What the size exchange and the headers carry for a block: its bytes, or for a block that
+// travels directly the marker -(bytes + 1).
+std::int64_t entry_of(const Run& r, std::int64_t bytes) {
+  return bytes > r.direct_above ? -(bytes + 1) : bytes;
+}
+std::int64_t marked_bytes(std::int64_t entry) {
+  return -entry - 1;
+}
+// What a block adds to the aggregated messages: nothing if it travels directly.
+std::int64_t aggregated(std::int64_t entry) {
+  return std::max<std::int64_t>(entry, 0);
+}
 
 // An error code and the lowest rank with it; code 0: none.
 struct NodeError {
@@ -70,7 +87,7 @@ NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
     std::int64_t* out = &mine[static_cast<std::size_t>(h) * stride];
     out[0] = r.failed_code;
     out[1] = r.failed_code ? r.ctx.rank : -1;
-    for (int n = 0; n < l.nodes; ++n) out[2 + n] = r.send.bytes[n * l.q + h];
+    for (int n = 0; n < l.nodes; ++n) out[2 + n] = entry_of(r, r.send.bytes[n * l.q + h]);
   }
   check_mpi(MPI_Alltoall(mine.data(), stride, MPI_INT64_T, theirs.data(), stride, MPI_INT64_T, node),
             "MPI_Alltoall");
@@ -86,16 +103,17 @@ NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
 
 // Send side of phase 1: for each local peer h, my blocks for ranks n*Q + h, back to back.
 ByteBlocks aggregate(const Run& r, const Layout& l, TempBuffer& storage) {
+  auto bytes_for = [&](int peer) { return aggregated(entry_of(r, r.send.bytes[peer])); };
   std::vector<std::int64_t> bytes(l.q, 0);
   for (int h = 0; h < l.q; ++h)
-    for (int n = 0; n < l.nodes; ++n) bytes[h] += r.send.bytes[n * l.q + h];
+    for (int n = 0; n < l.nodes; ++n) bytes[h] += bytes_for(n * l.q + h);
   ByteBlocks out = packed_blocks(std::move(bytes), storage);
   for (int h = 0; h < l.q; ++h) {
     std::byte* to = out.at(h);
     for (int n = 0; n < l.nodes; ++n) {
       const int peer = n * l.q + h;
-      if (r.send.bytes[peer] > 0) std::memcpy(to, r.send.at(peer), r.send.bytes[peer]);
-      to += r.send.bytes[peer];
+      if (bytes_for(peer) > 0) std::memcpy(to, r.send.at(peer), bytes_for(peer));
+      to += bytes_for(peer);
     }
   }
   return out;
@@ -106,7 +124,7 @@ ByteBlocks phase1_receive(const std::vector<std::int64_t>& sizes, const Layout& 
                           TempBuffer& storage) {
   std::vector<std::int64_t> bytes(l.q, 0);
   for (int s = 0; s < l.q; ++s)
-    for (int n = 0; n < l.nodes; ++n) bytes[s] += sizes[s * l.nodes + n];
+    for (int n = 0; n < l.nodes; ++n) bytes[s] += aggregated(sizes[s * l.nodes + n]);
   return packed_blocks(std::move(bytes), storage);
 }
 
@@ -116,7 +134,8 @@ struct Held {
   const std::vector<std::int64_t>& sizes;
   const Layout& l;
 
-  std::int64_t bytes(int s, int n) const { return sizes[s * l.nodes + n]; }
+  std::int64_t entry(int s, int n) const { return sizes[s * l.nodes + n]; }
+  std::int64_t bytes(int s, int n) const { return aggregated(entry(s, n)); }
   const std::byte* at(int s, int n) const {
     const std::byte* p = blocks.at(s);
     for (int k = 0; k < n; ++k) p += bytes(s, k);
@@ -131,9 +150,33 @@ void note_if_mismatch(const Run& r, int source, std::int64_t got) {
 }
 
 // Phase 2 tags: block s of a staggered pair is tag s, a coalesced message tag 0, the header
-// tag Q.
+// tag Q; a large block's own message tag Q + 1.
 int header_tag(const Layout& l) {
   return l.q;
+}
+int direct_tag(const Layout& l) {
+  return l.q + 1;
+}
+
+// Large blocks leave once this rank knows its node has no error, before phase 1.
+void send_large_blocks(const Run& r, const Layout& l) {
+  for (int d = 1; d < r.ctx.size; ++d) {
+    const int to = (r.ctx.rank + d) % r.ctx.size;
+    if (entry_of(r, r.send.bytes[to]) < 0)
+      r.direct.isend(r.send.at(to), r.send.bytes[to], to, direct_tag(l), r.ctx.comm);
+  }
+}
+
+// A block from `source` announced by `entry`: if it travels directly, received where the
+// counts agree, else noted and dropped (always dropped with `drop`: this rank's node failed).
+void take_large_block(const Run& r, const Layout& l, int source, std::int64_t entry, bool drop) {
+  if (entry >= 0) return;
+  const std::int64_t bytes = marked_bytes(entry);
+  if (source == r.ctx.rank) return (void)std::memcpy(r.recv.at(source), r.send.at(source), bytes);
+  if (!drop && bytes == r.recv.bytes[source])
+    return r.direct.irecv(r.recv.at(source), bytes, source, direct_tag(l), r.ctx.comm);
+  if (!drop) note_if_mismatch(r, source, bytes);
+  drop_pieces(bytes, source, direct_tag(l), r.ctx.comm);
 }
 
 // One message of Q blocks lying anywhere, as a datatype over their addresses.
@@ -186,17 +229,16 @@ void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Req
                    std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
   auto source = [&](int s) { return from_node * l.q + s; };
+  auto bytes = [&](int s) { return aggregated(entry_of(r, r.recv.bytes[source(s)])); };
   std::int64_t total = 0;
-  for (int s = 0; s < l.q; ++s) total += r.recv.bytes[source(s)];
+  for (int s = 0; s < l.q; ++s) total += bytes(s);
   if (!one_message(kind, total)) {
     for (int s = 0; s < l.q; ++s)
-      post_block_receive(r.recv.at(source(s)), r.recv.bytes[source(s)], from, s, r.ctx.comm,
-                         requests);
+      post_block_receive(r.recv.at(source(s)), bytes(s), from, s, r.ctx.comm, requests);
     return;
   }
-  const MPI_Datatype type = blocks_type(
-      l, [&](int s) { return r.recv.at(source(s)); }, [&](int s) { return r.recv.bytes[source(s)]; },
-      types);
+  const MPI_Datatype type =
+      blocks_type(l, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
   MPI_Request request;
   check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &request), "MPI_Irecv");
   requests.adopt(request, total);
@@ -230,11 +272,11 @@ using Header = std::vector<std::int64_t>;
 // partner's header.
 void drain(const Run& r, const Layout& l, int from, Inter kind, const Header& header) {
   std::int64_t total = 0;
-  for (int s = 0; s < l.q; ++s) total += header[2 + s];
+  for (int s = 0; s < l.q; ++s) total += aggregated(header[2 + s]);
   if (one_message(kind, total)) return drop_message(from, 0, r.ctx.comm);
   for (int s = 0; s < l.q; ++s) {
-    if (header[2 + s] == 0) drop_message(from, s, r.ctx.comm);
-    drop_pieces(header[2 + s], from, s, r.ctx.comm);
+    if (aggregated(header[2 + s]) == 0) drop_message(from, s, r.ctx.comm);
+    drop_pieces(aggregated(header[2 + s]), from, s, r.ctx.comm);
   }
 }
 
@@ -264,7 +306,7 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
     Header& out = headers_out.emplace_back(l.q + 2, 0);
     out[0] = mine.code;
     out[1] = mine.rank;
-    for (int s = 0; s < l.q && !mine.code; ++s) out[2 + s] = held->bytes(s, to_node);
+    for (int s = 0; s < l.q && !mine.code; ++s) out[2 + s] = held->entry(s, to_node);
     MPI_Request request;
     check_mpi(MPI_Isend(out.data(), l.q + 2, MPI_INT64_T, to_node * l.q + l.local, header_tag(l),
                         r.ctx.comm, &request),
@@ -279,11 +321,14 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
     if (p.header[0]) {  // that node failed and sends no data
       r.peers->learn(static_cast<int>(p.header[1]), static_cast<int>(p.header[0]));
       p.data.cancel_all();
-    } else if (mine.code) {
-      drain(r, l, p.rank, kind, p.header);
-    } else {
-      p.data.wait_all(r.mismatch);
+      continue;
     }
+    if (mine.code)
+      drain(r, l, p.rank, kind, p.header);
+    else
+      p.data.wait_all(r.mismatch);
+    for (int s = 0; s < l.q; ++s)
+      take_large_block(r, l, p.rank - l.local + s, p.header[2 + s], mine.code != 0);
   }
   sends.wait_all(r.mismatch);
   for (MPI_Datatype& type : types) MPI_Type_free(&type);
@@ -299,8 +344,10 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   node_ctx.uniform_nodes = true;
 
   const NodeFacts facts = exchange_sizes(r, l, node);
-  if (facts.error.code) r.peers->learn(static_cast<int>(facts.error.rank),
-                                       static_cast<int>(facts.error.code));
+  if (facts.error.code)
+    r.peers->learn(static_cast<int>(facts.error.rank), static_cast<int>(facts.error.code));
+  else
+    send_large_blocks(r, l);
 
   // Phase 1: TuNA inside the node on aggregated blocks, unless the node failed.
   TempBuffer send_copy(r.memory, 0), received(r.memory, 0);
@@ -317,6 +364,10 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   const Held held{gathered, facts.sizes, l};
   for (int s = 0; s < q && !facts.error.code; ++s) {
     const int source = l.node * q + s;
+    if (held.entry(s, l.node) < 0) {
+      take_large_block(r, l, source, held.entry(s, l.node), false);
+      continue;
+    }
     note_if_mismatch(r, source, held.bytes(s, l.node));
     if (held.bytes(s, l.node) == r.recv.bytes[source] && r.recv.bytes[source] > 0)
       std::memcpy(r.recv.at(source), held.at(s, l.node), r.recv.bytes[source]);
@@ -327,6 +378,7 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   for (int first = 1; first < l.nodes; first += batch)
     exchange_batch(r, l, facts.error.code ? nullptr : &held, facts.error, kind, first,
                    std::min(l.nodes, first + batch));
+  r.direct.wait_all(r.mismatch);
 }
 
 int node_size_of(const CommContext& ctx, const Params& params) {
@@ -338,8 +390,9 @@ void run_either(const Exchange& ex, const Params& params, Inter kind) {
   const int q = node_size_of(ex.ctx, params);
   if (q == 0 || q == ex.ctx.size) return run_tuna(ex, params);  // one node: flat TuNA
   PeerErrors agreed;  // errors agreed before: nothing to learn here
+  Requests direct;
   run_hierarchical({ex.ctx, ex.send, ex.recv, ex.memory, ex.mismatch,
-                    ex.in_band ? ex.in_band : &agreed, 0},
+                    ex.in_band ? ex.in_band : &agreed, 0, params.at("direct_above"), direct},
                    params, kind, q);
 }
 
@@ -353,7 +406,10 @@ void announce(const CommContext& ctx, const Params& params, int code, PeerErrors
   none.offset.assign(ctx.size, 0);
   MemoryTracker memory;
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
-  run_hierarchical({ctx, none, none, memory, ignored, &peers, code}, params, kind, q);
+  Requests direct;
+  run_hierarchical({ctx, none, none, memory, ignored, &peers, code, params.at("direct_above"),
+                    direct},
+                   params, kind, q);
 }
 
 }  // namespace

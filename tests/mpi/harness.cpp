@@ -117,6 +117,9 @@ std::vector<std::string> specs_for(int size) {
       for (int r : {2, q})
         specs.push_back(std::string(h) + ":ranks_per_node=" + std::to_string(q) +
                         ",radix=" + std::to_string(r) + ",block_count=2");
+    // blocks on both sides of the threshold: some aggregated, some direct; all direct
+    specs.push_back(std::string(h) + ":ranks_per_node=2,direct_above=500");
+    specs.push_back(std::string(h) + ":ranks_per_node=3,direct_above=0");
   }
   return specs;
 }
