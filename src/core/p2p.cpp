@@ -22,26 +22,6 @@ void for_each_piece(std::int64_t bytes, bool at_least_one, Post post) {
     post(done, static_cast<int>(std::min(piece, bytes - done)), done + piece >= bytes);
 }
 
-// MPICH raises errors of request completion (a truncated receive) on MPI_COMM_WORLD's
-// handler, not the request's communicator, so a wait would abort by default there. While
-// a2av waits, MPI_COMM_WORLD returns errors instead; its handler is restored afterwards.
-class WorldErrorsReturn {
- public:
-#if defined(MPICH_VERSION)
-  WorldErrorsReturn() {
-    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  }
-  ~WorldErrorsReturn() {
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_);
-    MPI_Errhandler_free(&saved_);
-  }
-
- private:
-  MPI_Errhandler saved_;
-#endif
-};
-
 }  // namespace
 
 std::int64_t max_piece() {
@@ -248,6 +228,7 @@ void Requests::wait_all(Mismatch& mismatch) {
 }
 
 void Requests::cancel_all() {
+  [[maybe_unused]] const WorldErrorsReturn guard;
   for (MPI_Request& request : requests_)
     if (request != MPI_REQUEST_NULL) check_mpi(MPI_Cancel(&request), "MPI_Cancel");
   check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),

@@ -88,6 +88,26 @@ class ProbedMessage {
 #endif
 };
 
+// MPICH raises errors of request completion (a truncated receive) on MPI_COMM_WORLD's
+// handler, not the request's communicator, so a wait would abort by default there. While
+// a2av waits, MPI_COMM_WORLD returns errors instead; its handler is restored afterwards.
+class WorldErrorsReturn {
+ public:
+#if defined(MPICH_VERSION)
+  WorldErrorsReturn() {
+    MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  ~WorldErrorsReturn() {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_);
+    MPI_Errhandler_free(&saved_);
+  }
+
+ private:
+  MPI_Errhandler saved_;
+#endif
+};
+
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
 
