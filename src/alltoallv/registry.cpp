@@ -48,8 +48,7 @@ std::int64_t hierarchical_bound(const BoundInput& in, const Params& p) {
   // Blocks above direct_above travel directly: the aggregated copies hold only smaller ones.
   const std::int64_t block = std::min(in.max_block, p.at("direct_above"));
   const int nodes = in.size / q;
-  const std::int64_t phase1 =
-      q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * block);
+  const std::int64_t phase1 = q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * block);
   return std::min(in.send_total, in.size * block) + in.size * block + phase1;
 }
 

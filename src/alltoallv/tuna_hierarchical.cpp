@@ -89,8 +89,9 @@ NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
     out[1] = r.failed_code ? r.ctx.rank : -1;
     for (int n = 0; n < l.nodes; ++n) out[2 + n] = entry_of(r, r.send.bytes[n * l.q + h]);
   }
-  check_mpi(MPI_Alltoall(mine.data(), stride, MPI_INT64_T, theirs.data(), stride, MPI_INT64_T, node),
-            "MPI_Alltoall");
+  check_mpi(
+      MPI_Alltoall(mine.data(), stride, MPI_INT64_T, theirs.data(), stride, MPI_INT64_T, node),
+      "MPI_Alltoall");
   NodeFacts facts;
   facts.sizes.resize(static_cast<std::size_t>(l.q) * l.nodes);
   for (int s = 0; s < l.q; ++s) {
@@ -237,8 +238,8 @@ void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Req
       post_block_receive(r.recv.at(source(s)), bytes(s), from, s, r.ctx.comm, requests);
     return;
   }
-  const MPI_Datatype type =
-      blocks_type(l, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
+  const MPI_Datatype type = blocks_type(
+      l, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
   MPI_Request request;
   check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &request), "MPI_Irecv");
   requests.adopt(request, total);
@@ -407,9 +408,9 @@ void announce(const CommContext& ctx, const Params& params, int code, PeerErrors
   MemoryTracker memory;
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
   Requests direct;
-  run_hierarchical({ctx, none, none, memory, ignored, &peers, code, params.at("direct_above"),
-                    direct},
-                   params, kind, q);
+  run_hierarchical(
+      {ctx, none, none, memory, ignored, &peers, code, params.at("direct_above"), direct}, params,
+      kind, q);
 }
 
 }  // namespace

@@ -34,16 +34,15 @@ void set_vendor_alltoallv(VendorAlltoallv fn) {
 bool vendor_int_arrays(const Call& c, int size, std::vector<int>& out) {
   out.resize(4 * static_cast<std::size_t>(size));
   int* at = out.data();
-  return (c.in_place() ||
-          (to_int(c.sendcounts, size, at) && to_int(c.sdispls, size, at + size))) &&
+  return (c.in_place() || (to_int(c.sendcounts, size, at) && to_int(c.sdispls, size, at + size))) &&
          to_int(c.recvcounts, size, at + 2 * size) && to_int(c.rdispls, size, at + 3 * size);
 }
 
 void run_vendor_on(const Call& c, const std::vector<int>& ints, MPI_Comm comm) {
   const int* at = ints.data();
   const std::size_t size = ints.size() / 4;
-  check_mpi(vendor_fn(c.sendbuf, at, at + size, c.sendtype, c.recvbuf, at + 2 * size,
-                      at + 3 * size, c.recvtype, comm),
+  check_mpi(vendor_fn(c.sendbuf, at, at + size, c.sendtype, c.recvbuf, at + 2 * size, at + 3 * size,
+                      c.recvtype, comm),
             "MPI_Alltoallv");
 }
 

@@ -159,8 +159,7 @@ SpecRef resolve_auto(const CommContext& ctx, const ExchangeStats* stats) {
 SpecRef in_band_choice(const SpecRef& spec, const CommContext& ctx, const Call& call,
                        bool validating) {
   if (ctx.size == 1 || validating || call.in_place()) return nullptr;
-  if (spec->algorithm->run)
-    return spec->algorithm->agrees_in_band() ? spec : nullptr;
+  if (spec->algorithm->run) return spec->algorithm->agrees_in_band() ? spec : nullptr;
   if (choice_needs_statistics(ctx.size, agreed_node_size(ctx))) return nullptr;
   // The choice from P alone depends only on P and ranks per node: kept for the next call.
   A2AV_THREAD_LOCAL int size = 0, node_size = 0;
