@@ -20,9 +20,6 @@ void announce_by_messages(const CommContext& ctx, const Params&, int code, PeerE
   announce_error(ctx.comm, code, peers);
 }
 
-// The hierarchical variants agree in band where they run flat TuNA: one node, or nodes they
-// cannot use (tuna_hierarchical.cpp). Across nodes their node-local size exchange and the
-// inter-node phase carry no error codes yet, so the ranks agree before.
 std::int64_t no_memory(const BoundInput&, const Params&) {
   return 0;
 }

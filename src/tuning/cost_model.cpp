@@ -74,13 +74,10 @@ class Timeline {
     ++phases_;
   }
 
-  // Adds the call's fixed cost and, unless errors are agreed in band, its agreement
-  // allreduce: ceil(log2 P) latencies.
-  Prediction result(bool agreed_in_band = false) const {
-    int steps = 0;
-    while (!agreed_in_band && (1 << steps) < w_.size) ++steps;
-    const double latency = w_.size <= q_ ? m_.intra.alpha * sharing_ : m_.inter.alpha;
-    Prediction p{seconds_ + m_.call_overhead + steps * latency, phases_, 0, 0};
+  // Adds the call's fixed cost. No algorithm pays an agreement allreduce: they agree on
+  // errors in band, or (vendor) not at all.
+  Prediction result() const {
+    Prediction p{seconds_ + m_.call_overhead, phases_, 0, 0};
     p.messages = *std::max_element(messages_.begin(), messages_.end());
     p.bytes = *std::max_element(bytes_.begin(), bytes_.end());
     return p;
@@ -178,16 +175,33 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 }
 
 // Phase 1: TuNA inside every node on aggregated blocks (local rank g sends local rank h
-// all its blocks for ranks {k*Q + h}). Phase 2: node pairs in batches of block_count, the Q
-// blocks of a pair in one message (coalesced) or Q (staggered).
+// all its blocks for ranks {k*Q + h}); blocks above direct_above leave as messages of their
+// own alongside it. Phase 2: node pairs in batches of block_count, each pair's header (Q + 2
+// words) and its small blocks in one message (coalesced) or Q (staggered, even when empty).
 void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
   const int nodes = t.size() / q;
   const Workload& w = t.workload();
+  const auto direct_above = static_cast<double>(p.at("direct_above"));
+  auto small = [&](int from, int to) {
+    const double b = w.block(from, to);
+    return b > direct_above ? 0.0 : b;
+  };
   auto aggregated = [&](int from, int to) {
     double bytes = 0;
-    for (int k = 0; k < nodes; ++k) bytes += w.block(from, k * q + to % q);
+    for (int k = 0; k < nodes; ++k) bytes += small(from, k * q + to % q);
     return bytes;
   };
+  auto large = [&](int me, int d) { return w.block(me, mod(me + d, t.size())) > direct_above; };
+  bool any_large = false;
+  for (int me = 0; me < t.followed(); ++me)
+    for (int d = 1; d < t.size(); ++d) any_large |= large(me, d);
+  if (any_large) {
+    t.begin_phase();
+    for (int me = 0; me < t.followed(); ++me)
+      for (int d = 1; d < t.size(); ++d)
+        if (large(me, d)) t.send(me, mod(me + d, t.size()), w.block(me, mod(me + d, t.size())));
+    t.end_phase();
+  }
   if (q > 1) tuna_phases(t, q, tuna_shape(p, q), aggregated);
   const int batch = static_cast<int>(std::max<std::int64_t>(1, p.at("block_count")));
   for (int first = 1; first < nodes; first += batch) {
@@ -195,15 +209,16 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
     for (int me = 0; me < t.followed(); ++me)
       for (int i = first; i < std::min(nodes, first + batch); ++i) {
         const int to = mod(me / q + i, nodes) * q + me % q;
+        t.send(me, to, 8.0 * (q + 2));  // the header
         double total = 0;
         for (int s = 0; s < q; ++s) {
-          const double b = w.block(me / q * q + s, to);
+          const double b = small(me / q * q + s, to);
           if (coalesced)
             total += b;
           else
-            t.send(me, to, b);
+            t.send(me, to, b, true);
         }
-        if (coalesced) t.send(me, to, total);
+        if (coalesced) t.send(me, to, total, true);
       }
     t.end_phase();
   }
@@ -340,10 +355,9 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
   if (name == "auto") fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not auto");
   const int group =
       name.starts_with("tuna_") ? hierarchical_node_size(p.at("ranks_per_node"), n, q, true) : 0;
-  // vendor agrees on nothing (MPI's semantics); the in-band algorithms send even empty
-  // blocks; the rest (hierarchical TuNA across nodes) pay the agreement allreduce.
-  const bool in_band = spec.algorithm->announce && (group == 0 || group == n);
-  const bool agreed = in_band || name == "vendor";
+  // The direct algorithms send even empty blocks, to agree on errors in band; vendor does
+  // not (MPI's semantics).
+  const bool in_band = spec.algorithm->announce != nullptr;
   if (name == "vendor" || name == "linear" || name == "spread_out") {
     linear_phases(t, n, in_band);
   } else if (name == "scattered") {
@@ -359,7 +373,7 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
   } else {
     hierarchical_phases(t, p, group, name == "tuna_coalesced");
   }
-  return t.result(agreed);
+  return t.result();
 }
 
 }  // namespace a2av

@@ -17,18 +17,9 @@ Machine unit_latency() {
   return m;
 }
 
-// Without the agreement allreduce's ceil(log2 P) latencies (which only hierarchical TuNA
-// across nodes pays; the others agree in band, vendor not at all), to count the algorithm
-// alone.
 Prediction run(const char* spec, int size, double block, const Machine& m = unit_latency()) {
   std::vector<std::vector<std::int64_t>> matrix(size, std::vector<std::int64_t>(size, block));
-  const Spec parsed = parse_spec(spec);
-  Prediction p = predict(parsed, Workload{size, &matrix, 0}, m);
-  int steps = 0;
-  const bool agreed_before = parsed.algorithm->name.starts_with("tuna_") && m.ranks_per_node < size;
-  while (agreed_before && (1 << steps) < size) ++steps;
-  p.seconds -= steps * (size <= m.ranks_per_node ? m.intra.alpha : m.inter.alpha);
-  return p;
+  return predict(parse_spec(spec), Workload{size, &matrix, 0}, m);
 }
 
 TEST(CostModel, AgreementBeforeOrInBand) {
@@ -87,13 +78,20 @@ TEST(CostModel, TunaRoundsAndHeaders) {
 TEST(CostModel, HierarchicalPhases) {
   Machine m = unit_latency();
   m.ranks_per_node = 2;
+  // Phase 1: one TuNA round inside the node; phase 2: the header and one message
+  // (coalesced) or one per block (staggered).
   const Prediction coalesced = run("tuna_coalesced", 4, 10, m);
   EXPECT_EQ(coalesced.phases, 2);
-  EXPECT_DOUBLE_EQ(coalesced.seconds, 2);
+  EXPECT_DOUBLE_EQ(coalesced.seconds, 3);
   const Prediction staggered = run("tuna_staggered", 4, 10, m);
-  EXPECT_DOUBLE_EQ(staggered.seconds, 3);
-  m.inter = {5.0, 0.0};  // the inter-node message costs more
-  EXPECT_DOUBLE_EQ(run("tuna_coalesced", 4, 10, m).seconds, 6);
+  EXPECT_DOUBLE_EQ(staggered.seconds, 4);
+  // Blocks above direct_above first leave directly (3 messages), and phase 2 carries the
+  // header and an empty coalesced message.
+  const Prediction large = run("tuna_coalesced:direct_above=5", 4, 10, m);
+  EXPECT_EQ(large.phases, 3);
+  EXPECT_EQ(large.messages, 3 + 1 + 2);
+  m.inter = {5.0, 0.0};  // the inter-node messages cost more
+  EXPECT_DOUBLE_EQ(run("tuna_coalesced", 4, 10, m).seconds, 1 + 2 * 5);
 }
 
 TEST(CostModel, NodeInjectionIsSharedByTheNodesRanks) {
