@@ -150,11 +150,8 @@ void note_if_mismatch(const Run& r, int source, std::int64_t got) {
                                 got, r.recv.bytes[source]));
 }
 
-// Phase 2 tags: block s of a staggered pair is tag s, a coalesced message tag 0, the header
-// tag Q; a large block's own message tag Q + 1.
-int header_tag(const Layout& l) {
-  return l.q;
-}
+// Phase 2 tags: block s (sent on its own) tag s, a coalesced pair's header tag 0, a
+// staggered pair's tag Q; a large block's own message tag Q + 1.
 int direct_tag(const Layout& l) {
   return l.q + 1;
 }
@@ -180,11 +177,20 @@ void take_large_block(const Run& r, const Layout& l, int source, std::int64_t en
   drop_pieces(bytes, source, direct_tag(l), r.ctx.comm);
 }
 
-// One message of Q blocks lying anywhere, as a datatype over their addresses.
-MPI_Datatype blocks_type(const Layout& l, auto block_at, auto block_bytes,
-                         std::vector<MPI_Datatype>& types) {
-  std::vector<int> lengths;
-  std::vector<MPI_Aint> places;
+// A phase 2 header: the sender node's error (code, rank), then the entries of its Q blocks
+// for the receiver's node (tuna_hierarchical's sizes, or markers of large blocks).
+using Header = std::vector<std::int64_t>;
+
+int header_bytes(const Layout& l) {
+  return static_cast<int>(sizeof(std::int64_t)) * (l.q + 2);
+}
+
+// One message of a header and Q blocks lying anywhere, as a datatype over their addresses.
+MPI_Datatype header_and_blocks(const Layout& l, const Header& header, auto block_at,
+                               auto block_bytes, std::vector<MPI_Datatype>& types) {
+  std::vector<int> lengths{header_bytes(l)};
+  std::vector<MPI_Aint> places(1);
+  MPI_Get_address(header.data(), &places[0]);
   for (int s = 0; s < l.q; ++s) {
     if (block_bytes(s) == 0) continue;
     MPI_Aint address;
@@ -201,13 +207,19 @@ MPI_Datatype blocks_type(const Layout& l, auto block_at, auto block_bytes,
   return type;
 }
 
-// Coalesced pairs go as one message only when it fits one piece; each side decides from the
-// total it knows (equal where the counts agree).
+// The header travels in tag 0 for coalesced pairs (with the blocks, when they fit one
+// message), alone in the header tag for staggered ones.
+int header_tag(const Layout& l, Inter kind) {
+  return kind == Inter::coalesced ? 0 : l.q;
+}
+
+// Coalesced pairs carry their blocks in the header's message when it fits one piece; each
+// side decides from the total it knows (equal where the counts agree).
 bool one_message(Inter kind, std::int64_t total) {
   return kind == Inter::coalesced && total <= max_piece();
 }
 
-// Blocks that do not go as one message go one message each, an empty one for an empty block,
+// Blocks that do not go with the header go one message each, an empty one for an empty block,
 // so that a receiver whose count disagrees with the sender's finds out instead of waiting.
 void post_block_receive(std::byte* data, std::int64_t bytes, int from, int tag, MPI_Comm comm,
                         Requests& requests) {
@@ -225,59 +237,98 @@ void post_block_send(const std::byte* data, std::int64_t bytes, int to, int tag,
   requests.adopt(request, -1);
 }
 
-// The receives of the data from node `from_node`'s partner.
-void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Requests& requests,
+// The receives from node `from_node`'s partner: its header (with the blocks, if they come in
+// one message) into `header_request`, other blocks into `blocks`.
+void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Header& header,
+                   MPI_Request& header_request, Requests& blocks,
                    std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
   auto source = [&](int s) { return from_node * l.q + s; };
   auto bytes = [&](int s) { return aggregated(entry_of(r, r.recv.bytes[source(s)])); };
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += bytes(s);
-  if (!one_message(kind, total)) {
-    for (int s = 0; s < l.q; ++s)
-      post_block_receive(r.recv.at(source(s)), bytes(s), from, s, r.ctx.comm, requests);
+  const bool together = one_message(kind, total);
+  if (together) {
+    const MPI_Datatype type =
+        header_and_blocks(l, header, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
+    check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &header_request), "MPI_Irecv");
     return;
   }
-  const MPI_Datatype type = blocks_type(
-      l, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
-  MPI_Request request;
-  check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &request), "MPI_Irecv");
-  requests.adopt(request, total);
+  check_mpi(MPI_Irecv(header.data(), header_bytes(l), MPI_BYTE, from, header_tag(l, kind),
+                      r.ctx.comm, &header_request),
+            "MPI_Irecv");
+  for (int s = 0; s < l.q; ++s)
+    post_block_receive(r.recv.at(source(s)), bytes(s), from, s, r.ctx.comm, blocks);
 }
 
-// The sends of my node's blocks for node `to_node` to its partner.
-void post_sends(const Run& r, const Held& held, int to_node, Inter kind, Requests& requests,
-                std::vector<MPI_Datatype>& types) {
-  const Layout& l = held.l;
+// The sends to node `to_node`'s partner: the header, and my node's blocks for that node
+// unless it failed (`held` null).
+void post_sends(const Run& r, const Layout& l, const Held* held, int to_node, Inter kind,
+                const Header& header, Requests& requests, std::vector<MPI_Datatype>& types) {
   const int to = to_node * l.q + l.local;
   std::int64_t total = 0;
-  for (int s = 0; s < l.q; ++s) total += held.bytes(s, to_node);
-  if (!one_message(kind, total)) {
-    for (int s = 0; s < l.q; ++s)
-      post_block_send(held.at(s, to_node), held.bytes(s, to_node), to, s, r.ctx.comm, requests);
-    return;
-  }
-  const MPI_Datatype type = blocks_type(
-      l, [&](int s) { return held.at(s, to_node); }, [&](int s) { return held.bytes(s, to_node); },
-      types);
+  for (int s = 0; s < l.q && held; ++s) total += held->bytes(s, to_node);
   MPI_Request request;
-  check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, 0, r.ctx.comm, &request), "MPI_Isend");
+  if (held && one_message(kind, total)) {
+    const MPI_Datatype type = header_and_blocks(
+        l, header, [&](int s) { return held->at(s, to_node); },
+        [&](int s) { return held->bytes(s, to_node); }, types);
+    check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, 0, r.ctx.comm, &request), "MPI_Isend");
+    return requests.adopt(request, -1);
+  }
+  check_mpi(MPI_Isend(header.data(), header_bytes(l), MPI_BYTE, to, header_tag(l, kind),
+                      r.ctx.comm, &request),
+            "MPI_Isend");
   requests.adopt(request, -1);
+  for (int s = 0; s < l.q && held; ++s)
+    post_block_send(held->at(s, to_node), held->bytes(s, to_node), to, s, r.ctx.comm, requests);
 }
 
-// A phase 2 header: the sender node's error, then the bytes of its Q blocks for the receiver's
-// node.
-using Header = std::vector<std::int64_t>;
-
-// What a rank whose node failed does with a partner's data: receives and drops it, by the
-// partner's header.
-void drain(const Run& r, const Layout& l, int from, Inter kind, const Header& header) {
+// What a rank whose node failed does with a partner's message: receives its header (and
+// drops the blocks with it), then drops the blocks that follow on their own.
+void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) {
+  ProbedMessage message = ProbedMessage::wait(from, header_tag(l, kind), r.ctx.comm);
+  std::vector<std::byte> whole(std::max(message.bytes(), header_bytes(l)));
+  message.receive(whole.data());
+  std::memcpy(header.data(), whole.data(), header_bytes(l));
+  if (header[0]) return;
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += aggregated(header[2 + s]);
-  if (one_message(kind, total)) return drop_message(from, 0, r.ctx.comm);
+  if (one_message(kind, total)) return;
   for (int s = 0; s < l.q; ++s) {
     if (aggregated(header[2 + s]) == 0) drop_message(from, s, r.ctx.comm);
     drop_pieces(aggregated(header[2 + s]), from, s, r.ctx.comm);
+  }
+}
+
+// Waits for the headers (and the blocks that came with them). A message longer than the
+// receive allows is a count mismatch; its header, at the front, has arrived all the same.
+void wait_headers(const Run& r, std::vector<MPI_Request>& requests) {
+  std::vector<MPI_Status> statuses(requests.size());
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  const int rc =
+      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  if (rc == MPI_SUCCESS) return;
+  for (MPI_Status& status : statuses) {
+    int error_class = MPI_SUCCESS;
+    if (status.MPI_ERROR != MPI_SUCCESS) MPI_Error_class(status.MPI_ERROR, &error_class);
+    if (error_class == MPI_ERR_TRUNCATE)
+      r.mismatch.note(fmt::format("rank {} sent more bytes than the receive counts allow",
+                                  status.MPI_SOURCE));
+    else if (error_class != MPI_SUCCESS && error_class != MPI_ERR_PENDING)
+      check_mpi(status.MPI_ERROR, "MPI_Waitall");
+  }
+  for (MPI_Request& request : requests)  // those left pending by another's failure
+    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+
+// A partner's blocks that came with its header: as many bytes as its header says.
+void check_together(const Run& r, const Layout& l, int from_node, const Header& header) {
+  for (int s = 0; s < l.q; ++s) {
+    const int source = from_node * l.q + s;
+    const std::int64_t got = aggregated(header[2 + s]);
+    if (got != aggregated(entry_of(r, r.recv.bytes[source])) && header[2 + s] >= 0)
+      note_if_mismatch(r, source, got);
   }
 }
 
@@ -287,7 +338,7 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
   struct Partner {
     int rank = 0;
     Header header;
-    Requests data;
+    Requests blocks;  // those that do not come with the header
   };
   std::deque<Partner> partners;
   std::vector<Header> headers_out;
@@ -299,35 +350,26 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
     const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
     Partner& p = partners.emplace_back();
     p.rank = from_node * l.q + l.local;
-    p.header.resize(l.q + 2);
-    check_mpi(MPI_Irecv(p.header.data(), l.q + 2, MPI_INT64_T, p.rank, header_tag(l), r.ctx.comm,
-                        &header_requests.emplace_back()),
-              "MPI_Irecv");
-    if (!mine.code) post_receives(r, l, from_node, kind, p.data, types);
+    p.header.assign(l.q + 2, 0);
+    if (!mine.code)
+      post_receives(r, l, from_node, kind, p.header, header_requests.emplace_back(), p.blocks,
+                    types);
     Header& out = headers_out.emplace_back(l.q + 2, 0);
     out[0] = mine.code;
     out[1] = mine.rank;
-    for (int s = 0; s < l.q && !mine.code; ++s) out[2 + s] = held->entry(s, to_node);
-    MPI_Request request;
-    check_mpi(MPI_Isend(out.data(), l.q + 2, MPI_INT64_T, to_node * l.q + l.local, header_tag(l),
-                        r.ctx.comm, &request),
-              "MPI_Isend");
-    sends.adopt(request, -1);
-    if (!mine.code) post_sends(r, *held, to_node, kind, sends, types);
+    for (int s = 0; s < l.q && held; ++s) out[2 + s] = held->entry(s, to_node);
+    post_sends(r, l, held, to_node, kind, out, sends, types);
   }
-  check_mpi(MPI_Waitall(static_cast<int>(header_requests.size()), header_requests.data(),
-                        MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
+  wait_headers(r, header_requests);
   for (Partner& p : partners) {
-    if (p.header[0]) {  // that node failed and sends no data
+    if (mine.code) drain(r, l, p.rank, kind, p.header);
+    if (p.header[0]) {  // that node failed and sends no blocks
       r.peers->learn(static_cast<int>(p.header[1]), static_cast<int>(p.header[0]));
-      p.data.cancel_all();
+      p.blocks.cancel_all();
       continue;
     }
-    if (mine.code)
-      drain(r, l, p.rank, kind, p.header);
-    else
-      p.data.wait_all(r.mismatch);
+    if (p.blocks.empty() && !mine.code) check_together(r, l, p.rank / l.q, p.header);
+    p.blocks.wait_all(r.mismatch);
     for (int s = 0; s < l.q; ++s)
       take_large_block(r, l, p.rank - l.local + s, p.header[2 + s], mine.code != 0);
   }

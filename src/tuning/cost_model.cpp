@@ -177,7 +177,8 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 // Phase 1: TuNA inside every node on aggregated blocks (local rank g sends local rank h
 // all its blocks for ranks {k*Q + h}); blocks above direct_above leave as messages of their
 // own alongside it. Phase 2: node pairs in batches of block_count, each pair's header (Q + 2
-// words) and its small blocks in one message (coalesced) or Q (staggered, even when empty).
+// words) and its small blocks in one message (coalesced), or the header and Q messages
+// (staggered, even when empty).
 void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
   const int nodes = t.size() / q;
   const Workload& w = t.workload();
@@ -209,7 +210,8 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
     for (int me = 0; me < t.followed(); ++me)
       for (int i = first; i < std::min(nodes, first + batch); ++i) {
         const int to = mod(me / q + i, nodes) * q + me % q;
-        t.send(me, to, 8.0 * (q + 2));  // the header
+        const double header = 8.0 * (q + 2);
+        if (!coalesced) t.send(me, to, header);
         double total = 0;
         for (int s = 0; s < q; ++s) {
           const double b = small(me / q * q + s, to);
@@ -218,7 +220,7 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
           else
             t.send(me, to, b, true);
         }
-        if (coalesced) t.send(me, to, total, true);
+        if (coalesced) t.send(me, to, header + total);
       }
     t.end_phase();
   }
