@@ -177,18 +177,46 @@ void take_large_block(const Run& r, const Layout& l, int source, std::int64_t en
   drop_pieces(bytes, source, direct_tag(l), r.ctx.comm);
 }
 
-// A phase 2 header: the sender node's error (code, rank), then the entries of its Q blocks
-// for the receiver's node (tuna_hierarchical's sizes, or markers of large blocks).
-using Header = std::vector<std::int64_t>;
+// A phase 2 header: the sender node's error (code, rank), whether the entries of its Q
+// blocks for the receiver's node follow, and those entries (sizes, or markers of large
+// blocks). A coalesced pair sends the first three words at the front of its one message and
+// the entries only where they are news: a large block among them, or blocks too long for one
+// message; the receiver knows the other sizes from its counts. A staggered pair sends all of
+// it in a message of its own.
+class Header {
+ public:
+  enum : std::size_t { kCode, kRank, kEntriesFollow, kEntries };
+  explicit Header(int q) : words_(kEntries + q, 0) {}
+  std::int64_t code() const { return words_[kCode]; }
+  std::int64_t rank() const { return words_[kRank]; }
+  bool entries_follow() const { return words_[kEntriesFollow] != 0; }
+  std::int64_t& entry(int s) { return words_[kEntries + s]; }
+  std::int64_t entry(int s) const { return words_[kEntries + s]; }
+  std::int64_t* data() { return words_.data(); }
+  const std::int64_t* data() const { return words_.data(); }
+  std::int64_t* entries() { return words_.data() + kEntries; }
+  const std::int64_t* entries() const { return words_.data() + kEntries; }
 
-int header_bytes(const Layout& l) {
-  return static_cast<int>(sizeof(std::int64_t)) * (l.q + 2);
+ private:
+  std::vector<std::int64_t> words_;
+};
+
+int word_bytes(std::size_t words) {
+  return static_cast<int>(sizeof(std::int64_t) * words);
+}
+// What travels at the front of a pair's first message.
+int front_bytes(const Layout& l, Inter kind) {
+  return word_bytes(kind == Inter::coalesced ? Header::kEntries : Header::kEntries + l.q);
+}
+int entries_tag(const Layout& l) {
+  return l.q + 2;
 }
 
-// One message of a header and Q blocks lying anywhere, as a datatype over their addresses.
-MPI_Datatype header_and_blocks(const Layout& l, const Header& header, auto block_at,
-                               auto block_bytes, std::vector<MPI_Datatype>& types) {
-  std::vector<int> lengths{header_bytes(l)};
+// One message of a header's front and Q blocks lying anywhere, as a datatype over their
+// addresses.
+MPI_Datatype front_and_blocks(const Layout& l, const Header& header, auto block_at,
+                              auto block_bytes, std::vector<MPI_Datatype>& types) {
+  std::vector<int> lengths{front_bytes(l, Inter::coalesced)};
   std::vector<MPI_Aint> places(1);
   MPI_Get_address(header.data(), &places[0]);
   for (int s = 0; s < l.q; ++s) {
@@ -208,7 +236,7 @@ MPI_Datatype header_and_blocks(const Layout& l, const Header& header, auto block
 }
 
 // The header travels in tag 0 for coalesced pairs (with the blocks, when they fit one
-// message), alone in the header tag for staggered ones.
+// message), alone in tag Q for staggered ones.
 int header_tag(const Layout& l, Inter kind) {
   return kind == Inter::coalesced ? 0 : l.q;
 }
@@ -237,28 +265,29 @@ void post_block_send(const std::byte* data, std::int64_t bytes, int to, int tag,
   requests.adopt(request, -1);
 }
 
-// The receives from node `from_node`'s partner: its header (with the blocks, if they come in
-// one message) into `header_request`, other blocks into `blocks`.
+// What this rank expects in the aggregated messages from `from_node`'s sources.
+std::int64_t expected_bytes(const Run& r, const Layout& l, int from_node, int s) {
+  return aggregated(entry_of(r, r.recv.bytes[from_node * l.q + s]));
+}
+
+// The receives from node `from_node`'s partner: its header's front (with the blocks, if
+// they come in one message) into `front`, other blocks into `blocks`.
 void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Header& header,
-                   MPI_Request& header_request, Requests& blocks,
-                   std::vector<MPI_Datatype>& types) {
+                   MPI_Request& front, Requests& blocks, std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
-  auto source = [&](int s) { return from_node * l.q + s; };
-  auto bytes = [&](int s) { return aggregated(entry_of(r, r.recv.bytes[source(s)])); };
+  auto bytes = [&](int s) { return expected_bytes(r, l, from_node, s); };
+  auto at = [&](int s) { return r.recv.at(from_node * l.q + s); };
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += bytes(s);
-  const bool together = one_message(kind, total);
-  if (together) {
-    const MPI_Datatype type =
-        header_and_blocks(l, header, [&](int s) { return r.recv.at(source(s)); }, bytes, types);
-    check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &header_request), "MPI_Irecv");
+  if (one_message(kind, total)) {
+    const MPI_Datatype type = front_and_blocks(l, header, at, bytes, types);
+    check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &front), "MPI_Irecv");
     return;
   }
-  check_mpi(MPI_Irecv(header.data(), header_bytes(l), MPI_BYTE, from, header_tag(l, kind),
-                      r.ctx.comm, &header_request),
+  check_mpi(MPI_Irecv(header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(l, kind),
+                      r.ctx.comm, &front),
             "MPI_Irecv");
-  for (int s = 0; s < l.q; ++s)
-    post_block_receive(r.recv.at(source(s)), bytes(s), from, s, r.ctx.comm, blocks);
+  for (int s = 0; s < l.q; ++s) post_block_receive(at(s), bytes(s), from, s, r.ctx.comm, blocks);
 }
 
 // The sends to node `to_node`'s partner: the header, and my node's blocks for that node
@@ -270,108 +299,164 @@ void post_sends(const Run& r, const Layout& l, const Held* held, int to_node, In
   for (int s = 0; s < l.q && held; ++s) total += held->bytes(s, to_node);
   MPI_Request request;
   if (held && one_message(kind, total)) {
-    const MPI_Datatype type = header_and_blocks(
+    const MPI_Datatype type = front_and_blocks(
         l, header, [&](int s) { return held->at(s, to_node); },
         [&](int s) { return held->bytes(s, to_node); }, types);
     check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, 0, r.ctx.comm, &request), "MPI_Isend");
-    return requests.adopt(request, -1);
+  } else {
+    check_mpi(MPI_Isend(header.data(), front_bytes(l, kind), MPI_BYTE, to, header_tag(l, kind),
+                        r.ctx.comm, &request),
+              "MPI_Isend");
   }
-  check_mpi(MPI_Isend(header.data(), header_bytes(l), MPI_BYTE, to, header_tag(l, kind),
-                      r.ctx.comm, &request),
-            "MPI_Isend");
   requests.adopt(request, -1);
-  for (int s = 0; s < l.q && held; ++s)
+  if (kind == Inter::coalesced && header.entries_follow()) {
+    check_mpi(MPI_Isend(header.entries(), word_bytes(l.q), MPI_BYTE, to, entries_tag(l), r.ctx.comm,
+                        &request),
+              "MPI_Isend");
+    requests.adopt(request, -1);
+  }
+  if (!held || one_message(kind, total)) return;
+  for (int s = 0; s < l.q; ++s)
     post_block_send(held->at(s, to_node), held->bytes(s, to_node), to, s, r.ctx.comm, requests);
 }
 
-// What a rank whose node failed does with a partner's message: receives its header (and
+// My header for node `to_node`: entries follow a coalesced front where a block is large or
+// the blocks do not fit one message.
+void fill_header(const Layout& l, const Held* held, const NodeError& mine, int to_node,
+                 Header& out) {
+  out.data()[Header::kCode] = mine.code;
+  out.data()[Header::kRank] = mine.rank;
+  std::int64_t total = 0;
+  bool large = false;
+  for (int s = 0; s < l.q && held; ++s) {
+    out.entry(s) = held->entry(s, to_node);
+    total += held->bytes(s, to_node);
+    large |= out.entry(s) < 0;
+  }
+  out.data()[Header::kEntriesFollow] = held && (large || !one_message(Inter::coalesced, total));
+}
+
+// A coalesced front without entries: the sender's blocks are small and came with it, as
+// many bytes as `received` says; the entries are taken from this rank's counts.
+void entries_from_counts(const Run& r, const Layout& l, int from_node, std::int64_t received,
+                         Header& header) {
+  std::int64_t total = 0;
+  for (int s = 0; s < l.q; ++s) {
+    header.entry(s) = expected_bytes(r, l, from_node, s);
+    total += header.entry(s);
+    if (entry_of(r, r.recv.bytes[from_node * l.q + s]) < 0)  // expected large, came small
+      note_if_mismatch(r, from_node * l.q + s, 0);
+  }
+  if (received >= 0 && received != front_bytes(l, Inter::coalesced) + total)
+    r.mismatch.note(fmt::format("rank {} sent {} bytes of blocks where the receive counts say {}",
+                                from_node * l.q + l.local,
+                                received - front_bytes(l, Inter::coalesced), total));
+}
+
+// Sizes that came in a header, against this rank's counts.
+void check_entries(const Run& r, const Layout& l, int from_node, const Header& header) {
+  for (int s = 0; s < l.q; ++s) {
+    const int source = from_node * l.q + s;
+    if (header.entry(s) >= 0 && header.entry(s) != expected_bytes(r, l, from_node, s))
+      note_if_mismatch(r, source, header.entry(s));
+  }
+}
+
+// What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
 void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) {
   ProbedMessage message = ProbedMessage::wait(from, header_tag(l, kind), r.ctx.comm);
-  std::vector<std::byte> whole(std::max(message.bytes(), header_bytes(l)));
+  std::vector<std::byte> whole(std::max(message.bytes(), front_bytes(l, kind)));
   message.receive(whole.data());
-  std::memcpy(header.data(), whole.data(), header_bytes(l));
-  if (header[0]) return;
+  std::memcpy(header.data(), whole.data(), front_bytes(l, kind));
+  if (header.code() || (kind == Inter::coalesced && !header.entries_follow())) return;
+  if (kind == Inter::coalesced)
+    check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from, entries_tag(l),
+                       r.ctx.comm, MPI_STATUS_IGNORE),
+              "MPI_Recv");
   std::int64_t total = 0;
-  for (int s = 0; s < l.q; ++s) total += aggregated(header[2 + s]);
+  for (int s = 0; s < l.q; ++s) total += aggregated(header.entry(s));
   if (one_message(kind, total)) return;
   for (int s = 0; s < l.q; ++s) {
-    if (aggregated(header[2 + s]) == 0) drop_message(from, s, r.ctx.comm);
-    drop_pieces(aggregated(header[2 + s]), from, s, r.ctx.comm);
+    if (aggregated(header.entry(s)) == 0) drop_message(from, s, r.ctx.comm);
+    drop_pieces(aggregated(header.entry(s)), from, s, r.ctx.comm);
   }
 }
 
-// Waits for the headers (and the blocks that came with them). A message longer than the
-// receive allows is a count mismatch; its header, at the front, has arrived all the same.
-void wait_headers(const Run& r, std::vector<MPI_Request>& requests) {
+// Waits for the headers' fronts (and the blocks that came with them); returns the bytes each
+// receive got, -1 where it was truncated (a count mismatch: the front has arrived all the
+// same, at the front).
+std::vector<std::int64_t> wait_fronts(const Run& r, std::vector<MPI_Request>& requests) {
   std::vector<MPI_Status> statuses(requests.size());
   [[maybe_unused]] const WorldErrorsReturn guard;
-  const int rc =
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
-  if (rc == MPI_SUCCESS) return;
-  for (MPI_Status& status : statuses) {
+  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  std::vector<std::int64_t> received(requests.size(), -1);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    MPI_Status& status = statuses[i];
     int error_class = MPI_SUCCESS;
-    if (status.MPI_ERROR != MPI_SUCCESS) MPI_Error_class(status.MPI_ERROR, &error_class);
-    if (error_class == MPI_ERR_TRUNCATE)
-      r.mismatch.note(fmt::format("rank {} sent more bytes than the receive counts allow",
-                                  status.MPI_SOURCE));
-    else if (error_class != MPI_SUCCESS && error_class != MPI_ERR_PENDING)
+    if (rc != MPI_SUCCESS && status.MPI_ERROR != MPI_SUCCESS)
+      MPI_Error_class(status.MPI_ERROR, &error_class);
+    if (error_class == MPI_ERR_PENDING)
+      check_mpi(MPI_Wait(&requests[i], &status), "MPI_Wait");
+    else if (error_class == MPI_ERR_TRUNCATE)
+      r.mismatch.note(
+          fmt::format("rank {} sent more bytes than the receive counts allow", status.MPI_SOURCE));
+    else if (error_class != MPI_SUCCESS)
       check_mpi(status.MPI_ERROR, "MPI_Waitall");
+    int bytes = 0;
+    if (error_class != MPI_ERR_TRUNCATE && MPI_Get_count(&status, MPI_BYTE, &bytes) == MPI_SUCCESS)
+      received[i] = bytes;
   }
-  for (MPI_Request& request : requests)  // those left pending by another's failure
-    if (request != MPI_REQUEST_NULL) MPI_Wait(&request, MPI_STATUS_IGNORE);
-}
-
-// A partner's blocks that came with its header: as many bytes as its header says.
-void check_together(const Run& r, const Layout& l, int from_node, const Header& header) {
-  for (int s = 0; s < l.q; ++s) {
-    const int source = from_node * l.q + s;
-    const std::int64_t got = aggregated(header[2 + s]);
-    if (got != aggregated(entry_of(r, r.recv.bytes[source])) && header[2 + s] >= 0)
-      note_if_mismatch(r, source, got);
-  }
+  return received;
 }
 
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
 void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeError& mine,
                     Inter kind, int first, int last) {
   struct Partner {
-    int rank = 0;
+    explicit Partner(int q) : header(q) {}
+    int node = 0;
     Header header;
     Requests blocks;  // those that do not come with the header
   };
   std::deque<Partner> partners;
-  std::vector<Header> headers_out;
-  headers_out.reserve(last - first);
-  std::vector<MPI_Request> header_requests;
+  std::deque<Header> headers_out;
+  std::vector<MPI_Request> fronts;
   Requests sends;
   std::vector<MPI_Datatype> types;
   for (int i = first; i < last; ++i) {
     const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
-    Partner& p = partners.emplace_back();
-    p.rank = from_node * l.q + l.local;
-    p.header.assign(l.q + 2, 0);
+    Partner& p = partners.emplace_back(l.q);
+    p.node = from_node;
     if (!mine.code)
-      post_receives(r, l, from_node, kind, p.header, header_requests.emplace_back(), p.blocks,
-                    types);
-    Header& out = headers_out.emplace_back(l.q + 2, 0);
-    out[0] = mine.code;
-    out[1] = mine.rank;
-    for (int s = 0; s < l.q && held; ++s) out[2 + s] = held->entry(s, to_node);
+      post_receives(r, l, from_node, kind, p.header, fronts.emplace_back(), p.blocks, types);
+    Header& out = headers_out.emplace_back(l.q);
+    fill_header(l, held, mine, to_node, out);
     post_sends(r, l, held, to_node, kind, out, sends, types);
   }
-  wait_headers(r, header_requests);
-  for (Partner& p : partners) {
-    if (mine.code) drain(r, l, p.rank, kind, p.header);
-    if (p.header[0]) {  // that node failed and sends no blocks
-      r.peers->learn(static_cast<int>(p.header[1]), static_cast<int>(p.header[0]));
+  const std::vector<std::int64_t> received = wait_fronts(r, fronts);
+  for (std::size_t i = 0; i < partners.size(); ++i) {
+    Partner& p = partners[i];
+    const int from = p.node * l.q + l.local;
+    if (mine.code) drain(r, l, from, kind, p.header);
+    if (p.header.code()) {  // that node failed and sends no blocks
+      r.peers->learn(static_cast<int>(p.header.rank()), static_cast<int>(p.header.code()));
       p.blocks.cancel_all();
       continue;
     }
-    if (p.blocks.empty() && !mine.code) check_together(r, l, p.rank / l.q, p.header);
+    if (!mine.code && kind == Inter::coalesced) {
+      if (!p.header.entries_follow())
+        entries_from_counts(r, l, p.node, p.blocks.empty() ? received[i] : -1, p.header);
+      else
+        check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from, entries_tag(l),
+                           r.ctx.comm, MPI_STATUS_IGNORE),
+                  "MPI_Recv");
+    }
+    if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
+      check_entries(r, l, p.node, p.header);
     p.blocks.wait_all(r.mismatch);
     for (int s = 0; s < l.q; ++s)
-      take_large_block(r, l, p.rank - l.local + s, p.header[2 + s], mine.code != 0);
+      take_large_block(r, l, p.node * l.q + s, p.header.entry(s), mine.code != 0);
   }
   sends.wait_all(r.mismatch);
   for (MPI_Datatype& type : types) MPI_Type_free(&type);

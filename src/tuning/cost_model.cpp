@@ -176,9 +176,9 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 
 // Phase 1: TuNA inside every node on aggregated blocks (local rank g sends local rank h
 // all its blocks for ranks {k*Q + h}); blocks above direct_above leave as messages of their
-// own alongside it. Phase 2: node pairs in batches of block_count, each pair's header (Q + 2
-// words) and its small blocks in one message (coalesced), or the header and Q messages
-// (staggered, even when empty).
+// own alongside it. Phase 2: node pairs in batches of block_count, a coalesced pair's
+// header front (3 words) and small blocks in one message (its Q sizes in another where a
+// block is large), a staggered pair's header (Q + 3 words) and Q messages, even when empty.
 void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
   const int nodes = t.size() / q;
   const Workload& w = t.workload();
@@ -210,17 +210,20 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
     for (int me = 0; me < t.followed(); ++me)
       for (int i = first; i < std::min(nodes, first + batch); ++i) {
         const int to = mod(me / q + i, nodes) * q + me % q;
-        const double header = 8.0 * (q + 2);
-        if (!coalesced) t.send(me, to, header);
+        if (!coalesced) t.send(me, to, 8.0 * (q + 3));  // the header
         double total = 0;
+        bool large = false;
         for (int s = 0; s < q; ++s) {
-          const double b = small(me / q * q + s, to);
+          const int source = me / q * q + s;
+          large |= w.block(source, to) > direct_above;
           if (coalesced)
-            total += b;
+            total += small(source, to);
           else
-            t.send(me, to, b, true);
+            t.send(me, to, small(source, to), true);
         }
-        if (coalesced) t.send(me, to, header + total);
+        if (!coalesced) continue;
+        t.send(me, to, 24.0 + total);        // the header's front and the blocks
+        if (large) t.send(me, to, 8.0 * q);  // the sizes, news where a block is large
       }
     t.end_phase();
   }

@@ -85,11 +85,11 @@ TEST(CostModel, HierarchicalPhases) {
   EXPECT_DOUBLE_EQ(coalesced.seconds, 2);
   const Prediction staggered = run("tuna_staggered", 4, 10, m);
   EXPECT_DOUBLE_EQ(staggered.seconds, 4);
-  // Blocks above direct_above first leave directly (3 messages); phase 2 carries the header
-  // alone.
+  // Blocks above direct_above first leave directly (3 messages); phase 2 carries the
+  // header's front, then its sizes with the large blocks' markers.
   const Prediction large = run("tuna_coalesced:direct_above=5", 4, 10, m);
   EXPECT_EQ(large.phases, 3);
-  EXPECT_EQ(large.messages, 3 + 1 + 1);
+  EXPECT_EQ(large.messages, 3 + 1 + 2);
   m.inter = {5.0, 0.0};  // the inter-node message costs more
   EXPECT_DOUBLE_EQ(run("tuna_coalesced", 4, 10, m).seconds, 1 + 5);
 }
