@@ -72,6 +72,15 @@ bool vendor_int_arrays(const Call& call, int size, std::vector<int>& out);
 // The vendor MPI_Alltoallv on the arrays vendor_int_arrays made.
 void run_vendor_on(const Call& call, const std::vector<int>& ints, MPI_Comm comm);
 
+// A block that travels in a message of its own is announced, where its size would stand, by
+// the marker -(bytes + 1) (tuna, its hierarchical variants, node_aware).
+constexpr std::int64_t large_marker(std::int64_t bytes) {
+  return -(bytes + 1);
+}
+constexpr std::int64_t marked_bytes(std::int64_t marker) {
+  return -marker - 1;
+}
+
 // Copies this rank's own block from the send to the receive side.
 void copy_self_block(const Exchange& ex);
 

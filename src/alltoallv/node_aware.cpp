@@ -294,7 +294,7 @@ class Run : ColumnBlocks {
         const int to = c_.ranks[m][i];
         const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
         if (bytes > c_.threshold) {
-          words[1 + i] = -(bytes + 1);
+          words[1 + i] = large_marker(bytes);
           direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
           continue;
         }
@@ -332,7 +332,7 @@ class Run : ColumnBlocks {
     MPI_Wait(&early_[from], &status);
     MPI_Test_cancelled(&status, &cancelled);
     if (cancelled) return false;
-    const std::int64_t bytes = size < 0 ? -size - 1 : size;
+    const std::int64_t bytes = size < 0 ? marked_bytes(size) : size;
     note_mismatch(from, bytes);
     if (bytes > max_piece()) drop_pieces(bytes - max_piece(), from, direct_tag(), ctx_.comm);
     return true;
@@ -420,7 +420,7 @@ class Run : ColumnBlocks {
 
   // The block `from` sent me, as its header announced it (data: where it lies if aggregated).
   void take(int from, std::int64_t code, std::int64_t size, const std::byte* data) {
-    const std::int64_t bytes = size < 0 ? -size - 1 : size;
+    const std::int64_t bytes = size < 0 ? marked_bytes(size) : size;
     if (!early_.empty() && early_[from] != MPI_REQUEST_NULL) {
       if (code == A2AV_SUCCESS && size < 0 && bytes == ex_->recv.bytes[from]) return;  // posted
       if (withdraw_early_receive(from, size)) return;

@@ -45,14 +45,8 @@ static_assert(tuna_header_words(0) == kFixedWords);
 
 // A block of more than `direct_above` bytes does not enter forwarded messages: it travels
 // from the send buffer to the receive buffer in a message of its own, and forwarded
-// messages carry in its place the marker -(bytes + 1), so the receiver learns from the
-// sender's own count that it comes, and how long it is.
-constexpr std::int64_t large_marker(std::int64_t bytes) {
-  return -(bytes + 1);
-}
-constexpr std::int64_t marked_bytes(std::int64_t marker) {
-  return -marker - 1;
-}
+// messages carry in its place its large_marker (algorithm.hpp), so the receiver learns from
+// the sender's own count that it comes, and how long it is.
 
 // Where the block a rank holds at `distance` lives before a round of digit `digit`.
 struct Holder {

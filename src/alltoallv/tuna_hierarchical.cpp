@@ -50,10 +50,7 @@ struct Run {
 // What the size exchange and the headers carry for a block: its bytes, or for a block that
 // travels directly the marker -(bytes + 1).
 std::int64_t entry_of(const Run& r, std::int64_t bytes) {
-  return bytes > r.direct_above ? -(bytes + 1) : bytes;
-}
-std::int64_t marked_bytes(std::int64_t entry) {
-  return -entry - 1;
+  return bytes > r.direct_above ? large_marker(bytes) : bytes;
 }
 // What a block adds to the aggregated messages: nothing if it travels directly.
 std::int64_t aggregated(std::int64_t entry) {
@@ -271,22 +268,26 @@ std::int64_t expected_bytes(const Run& r, const Layout& l, int from_node, int s)
 }
 
 // The receives from node `from_node`'s partner: its header's front (with the blocks, if
-// they come in one message) into `front`, other blocks into `blocks`.
+// they come in one message) into `fronts`, other blocks into `blocks`. A front with fewer or
+// more bytes than expected is noted as a mismatch; a failed node's front alone is too, but
+// its error is raised first.
 void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Header& header,
-                   MPI_Request& front, Requests& blocks, std::vector<MPI_Datatype>& types) {
+                   Requests& fronts, Requests& blocks, std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
   auto bytes = [&](int s) { return expected_bytes(r, l, from_node, s); };
   auto at = [&](int s) { return r.recv.at(from_node * l.q + s); };
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += bytes(s);
+  MPI_Request front;
   if (one_message(kind, total)) {
     const MPI_Datatype type = front_and_blocks(l, header, at, bytes, types);
     check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &front), "MPI_Irecv");
-    return;
+    return fronts.adopt(front, front_bytes(l, kind) + total);
   }
   check_mpi(MPI_Irecv(header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(l, kind),
                       r.ctx.comm, &front),
             "MPI_Irecv");
+  fronts.adopt(front, front_bytes(l, kind));
   for (int s = 0; s < l.q; ++s) post_block_receive(at(s), bytes(s), from, s, r.ctx.comm, blocks);
 }
 
@@ -336,21 +337,14 @@ void fill_header(const Layout& l, const Held* held, const NodeError& mine, int t
   out.data()[Header::kEntriesFollow] = held && (large || !one_message(Inter::coalesced, total));
 }
 
-// A coalesced front without entries: the sender's blocks are small and came with it, as
-// many bytes as `received` says; the entries are taken from this rank's counts.
-void entries_from_counts(const Run& r, const Layout& l, int from_node, std::int64_t received,
-                         Header& header) {
-  std::int64_t total = 0;
+// A coalesced front without entries: the sender's blocks are small and came with it (the
+// front's receive checked their byte count); the entries are taken from this rank's counts.
+void entries_from_counts(const Run& r, const Layout& l, int from_node, Header& header) {
   for (int s = 0; s < l.q; ++s) {
     header.entry(s) = expected_bytes(r, l, from_node, s);
-    total += header.entry(s);
     if (entry_of(r, r.recv.bytes[from_node * l.q + s]) < 0)  // expected large, came small
       note_if_mismatch(r, from_node * l.q + s, 0);
   }
-  if (received >= 0 && received != front_bytes(l, Inter::coalesced) + total)
-    r.mismatch.note(fmt::format("rank {} sent {} bytes of blocks where the receive counts say {}",
-                                from_node * l.q + l.local,
-                                received - front_bytes(l, Inter::coalesced), total));
 }
 
 // Sizes that came in a header, against this rank's counts.
@@ -383,33 +377,6 @@ void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) 
   }
 }
 
-// Waits for the headers' fronts (and the blocks that came with them); returns the bytes each
-// receive got, -1 where it was truncated (a count mismatch: the front has arrived all the
-// same, at the front).
-std::vector<std::int64_t> wait_fronts(const Run& r, std::vector<MPI_Request>& requests) {
-  std::vector<MPI_Status> statuses(requests.size());
-  [[maybe_unused]] const WorldErrorsReturn guard;
-  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
-  std::vector<std::int64_t> received(requests.size(), -1);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    MPI_Status& status = statuses[i];
-    int error_class = MPI_SUCCESS;
-    if (rc != MPI_SUCCESS && status.MPI_ERROR != MPI_SUCCESS)
-      MPI_Error_class(status.MPI_ERROR, &error_class);
-    if (error_class == MPI_ERR_PENDING)
-      check_mpi(MPI_Wait(&requests[i], &status), "MPI_Wait");
-    else if (error_class == MPI_ERR_TRUNCATE)
-      r.mismatch.note(
-          fmt::format("rank {} sent more bytes than the receive counts allow", status.MPI_SOURCE));
-    else if (error_class != MPI_SUCCESS)
-      check_mpi(status.MPI_ERROR, "MPI_Waitall");
-    int bytes = 0;
-    if (error_class != MPI_ERR_TRUNCATE && MPI_Get_count(&status, MPI_BYTE, &bytes) == MPI_SUCCESS)
-      received[i] = bytes;
-  }
-  return received;
-}
-
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
 void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeError& mine,
                     Inter kind, int first, int last) {
@@ -421,22 +388,20 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
   };
   std::deque<Partner> partners;
   std::deque<Header> headers_out;
-  std::vector<MPI_Request> fronts;
+  Requests fronts;
   Requests sends;
   std::vector<MPI_Datatype> types;
   for (int i = first; i < last; ++i) {
     const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
     Partner& p = partners.emplace_back(l.q);
     p.node = from_node;
-    if (!mine.code)
-      post_receives(r, l, from_node, kind, p.header, fronts.emplace_back(), p.blocks, types);
+    if (!mine.code) post_receives(r, l, from_node, kind, p.header, fronts, p.blocks, types);
     Header& out = headers_out.emplace_back(l.q);
     fill_header(l, held, mine, to_node, out);
     post_sends(r, l, held, to_node, kind, out, sends, types);
   }
-  const std::vector<std::int64_t> received = wait_fronts(r, fronts);
-  for (std::size_t i = 0; i < partners.size(); ++i) {
-    Partner& p = partners[i];
+  fronts.wait_all(r.mismatch);
+  for (Partner& p : partners) {
     const int from = p.node * l.q + l.local;
     if (mine.code) drain(r, l, from, kind, p.header);
     if (p.header.code()) {  // that node failed and sends no blocks
@@ -446,7 +411,7 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
     }
     if (!mine.code && kind == Inter::coalesced) {
       if (!p.header.entries_follow())
-        entries_from_counts(r, l, p.node, p.blocks.empty() ? received[i] : -1, p.header);
+        entries_from_counts(r, l, p.node, p.header);
       else
         check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from, entries_tag(l),
                            r.ctx.comm, MPI_STATUS_IGNORE),
