@@ -16,6 +16,7 @@ namespace a2av {
 class NodeSegment;
 struct NodeAwareCells;
 struct NonblockingCells;
+struct SparseCells;
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
@@ -41,6 +42,8 @@ struct CommContext {
   // (driver/ialltoallv.cpp) so far, the same on every rank.
   mutable std::uint64_t sparse_rounds = 0;
   mutable std::uint64_t nonblocking_started = 0;
+  // The sparse shared_memory algorithm's segment (sparse/shared_memory.cpp), made on first use.
+  mutable std::shared_ptr<SparseCells> sparse_cells;
   // The nonblocking shared-memory schedule's cells (driver/ialltoallv_shared_memory.cpp),
   // made on its first use.
   mutable std::shared_ptr<NonblockingCells> nonblocking_cells;

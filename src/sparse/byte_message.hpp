@@ -52,4 +52,15 @@ class ByteMessage {
   bool owned_ = false;
 };
 
+// The bytes of a probed message: MPI_Get_count where it fits an int (SimGrid's SMPI has no
+// MPI_Get_elements_x).
+inline std::int64_t message_bytes(MPI_Status status) {  // a copy: SMPI takes no const
+  int bytes = 0;
+  check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
+  if (bytes != MPI_UNDEFINED) return bytes;
+  MPI_Count large = 0;
+  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &large), "MPI_Get_elements_x");
+  return large;
+}
+
 }  // namespace a2av

@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kSparseTag = 50;  // and 51: rounds alternate (next_sparse_tag)
 
-enum class Algorithm { nbx, grid, dense, automatic };
+enum class Algorithm { nbx, grid, dense, shared_memory, automatic };
 
 Algorithm parse(std::string_view name) {
   if (name.empty()) {
@@ -23,8 +23,9 @@ Algorithm parse(std::string_view name) {
   if (name == "nbx") return Algorithm::nbx;
   if (name == "grid") return Algorithm::grid;
   if (name == "dense") return Algorithm::dense;
+  if (name == "shared_memory") return Algorithm::shared_memory;
   if (name == "auto") return Algorithm::automatic;
-  fail(A2AV_ERR_ALGORITHM, "unknown sparse exchange algorithm '{}' (nbx, grid, dense, auto)", name);
+  fail(A2AV_ERR_ALGORITHM, "unknown sparse exchange algorithm '{}' (nbx, grid, dense, shared_memory, auto)", name);
 }
 
 const char* name_of(Algorithm a) {
@@ -35,6 +36,8 @@ const char* name_of(Algorithm a) {
       return "grid";
     case Algorithm::dense:
       return "dense";
+    case Algorithm::shared_memory:
+      return "shared_memory";
     default:
       return "auto";
   }
@@ -95,6 +98,20 @@ Algorithm agree_on_choice(const std::vector<Parcel>& parcels, const CommContext&
   return choose(values[0], values[1], ctx.size);
 }
 
+Fault run(Algorithm chosen, const std::vector<Parcel>& parcels, const SparseContext& at,
+          const Fault& local, Inbox& inbox) {
+  switch (chosen) {
+    case Algorithm::nbx:
+      return nbx(parcels, at, local, inbox);
+    case Algorithm::grid:
+      return grid_exchange(parcels, at, local, inbox);
+    case Algorithm::shared_memory:
+      return sparse_shared_memory(parcels, at, local, inbox);
+    default:
+      return dense_exchange(parcels, at, local, inbox);
+  }
+}
+
 }  // namespace
 
 void Fault::raise(int my_rank) const {
@@ -139,17 +156,18 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   Fault local = check(messages, ctx, rejected, parcels);
   const auto parcel_bytes = static_cast<std::int64_t>(parcels.capacity() * sizeof(Parcel));
   memory.allocate(parcel_bytes);
-  if (chosen == Algorithm::automatic && ctx.size <= kDenseUpTo) {
-    chosen = Algorithm::dense;  // it agrees on errors itself
+  if (chosen == Algorithm::automatic && ctx.size == ctx.node_size &&
+      sparse_shared_memory_available(ctx)) {
+    chosen = Algorithm::shared_memory;  // it agrees on errors itself
+  } else if (chosen == Algorithm::automatic && ctx.size <= kDenseUpTo) {
+    chosen = Algorithm::dense;  // so does this
   } else if (chosen == Algorithm::automatic) {
     chosen = agree_on_choice(parcels, ctx, local);
     if (local) local.raise(ctx.rank);
   }
   const SparseContext at{comm, ctx, memory};
   Inbox inbox;
-  const Fault fault = chosen == Algorithm::nbx    ? nbx(parcels, at, local, inbox)
-                      : chosen == Algorithm::grid ? grid_exchange(parcels, at, local, inbox)
-                                                  : dense_exchange(parcels, at, local, inbox);
+  const Fault fault = run(chosen, parcels, at, local, inbox);
   if (fault) fault.raise(ctx.rank);
   memory.release(parcel_bytes);
   return SparseResultBuilder::build(std::move(inbox), name_of(chosen), memory.peak());

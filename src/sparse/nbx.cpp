@@ -20,16 +20,6 @@ namespace {
 
 constexpr int kConsensusTagOffset = 2;  // the round's tag + 2: apart from its messages
 
-// MPI_Get_count where it fits an int (SimGrid's SMPI has no MPI_Get_elements_x).
-std::int64_t message_bytes(MPI_Status status) {  // a copy: SMPI takes no const
-  int bytes = 0;
-  check_mpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "MPI_Get_count");
-  if (bytes != MPI_UNDEFINED) return bytes;
-  MPI_Count large = 0;
-  check_mpi(MPI_Get_elements_x(&status, MPI_BYTE, &large), "MPI_Get_elements_x");
-  return large;
-}
-
 // A nonblocking allreduce of (error code, rank) by MAXLOC, as a dissemination: in round i a
 // rank sends what it knows to rank + 2^i and keeps the larger of that and what rank - 2^i
 // sends it; after ceil(log2 P) rounds every rank knows the maximum (a maximum taken twice is

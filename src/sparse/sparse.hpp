@@ -95,6 +95,14 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
 Fault grid_exchange(const std::vector<Parcel>& parcels, const SparseContext& at, const Fault& local,
                     Inbox& inbox);
 
+// For ranks that all share one node: messages through a shared segment, one barrier of the
+// node, no census (sparse/shared_memory.cpp). Runs nbx where no segment could be made.
+Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseContext& at,
+                           const Fault& local, Inbox& inbox);
+// Whether sparse_shared_memory has its segment here (collective on the first call; the same
+// answer on every rank).
+bool sparse_shared_memory_available(const CommContext& ctx);
+
 // The dense fallback: an all-to-all of per-destination byte counts, then a2av's alltoallv of
 // the messages packed by destination. O(P) arrays, but the best for dense patterns.
 Fault dense_exchange(const std::vector<Parcel>& parcels, const SparseContext& at,

@@ -16,7 +16,7 @@
 namespace a2av::test {
 namespace {
 
-const char* const kAlgorithms[] = {"nbx", "grid", "dense", "auto"};
+const char* const kAlgorithms[] = {"nbx", "grid", "dense", "shared_memory", "auto"};
 
 struct Received {
   int source;
@@ -121,6 +121,25 @@ TEST(Sparse, ManyMessagesForOneRankArriveInOrder) {
   for (int i = 0; i < 60; ++i) {
     out.destinations.push_back(i % 2 ? me : (me + 1) % size);
     out.payloads.push_back(std::vector<std::byte>(i % 5, static_cast<std::byte>(i)));
+  }
+  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  for (const char* algorithm : kAlgorithms)
+    EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
+              want)
+        << algorithm;
+}
+
+// A message above sparse shared_memory's 64 KiB limit between small ones to the same rank
+// (the pair's later messages must follow it by MPI to keep their order), then more messages
+// for one rank than its list holds (64 at these P).
+TEST(Sparse, LongListsAndLargeMessagesKeepOrder) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  Outgoing out;
+  for (int i = 0; i < 155; ++i) {
+    const int to = i < 5 ? (me + 1) % size : size - 1;
+    const std::size_t bytes = i == 1 ? std::size_t{100} << 10 : static_cast<std::size_t>(i % 7);
+    out.destinations.push_back(to);
+    out.payloads.push_back(std::vector<std::byte>(bytes, static_cast<std::byte>(i + me)));
   }
   const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
   for (const char* algorithm : kAlgorithms)

@@ -108,8 +108,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
                   "(default all)");
   cmd->add_flag("--sparse", options.sparse,
                 "time the sparse exchange (a2av/sparse.hpp) instead: --algorithms from nbx, grid, "
-                "dense, auto and mpi (MPI_Alltoall of counts + MPI_Alltoallv; all by default), "
-                "--pattern from random:K, stencil2d, stencil3d, powerlaw, -m 16:4096, 10 "
+                "dense, shared_memory, auto and mpi (MPI_Alltoall of counts + MPI_Alltoallv; all "
+                "by default), --pattern from random:K, stencil2d, stencil3d, powerlaw, -m 16:4096, 10 "
                 "iterations and 2 warm-ups unless given; --no-validate skips the check against "
                 "plain MPI");
   return cmd;

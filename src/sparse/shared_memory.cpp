@@ -1,0 +1,265 @@
+// The sparse exchange through shared memory, for ranks that share one node: a sender copies
+// each message into its own part of a node-wide segment and appends a descriptor (source,
+// where, bytes) to the destination's list with one atomic increment; one barrier of the node
+// later, every rank knows exactly what came to it and copies it out. No census, no probing,
+// no consensus rounds: one barrier per exchange, and one atomic per message.
+//
+// What does not fit goes as an MPI message after the barrier, counted by a second atomic
+// counter of the destination, so that it knows how many to receive: a message above 64 KiB
+// (one MPI copy beats two through memory, as for the dense shared_memory algorithm), one
+// that finds the sender's part full, or one past the destination's list. Once a message of a
+// (source, destination) pair has gone by MPI the pair's later ones follow it, and a receiver
+// takes its list before its MPI messages, so one source's messages arrive in order.
+//
+// Parts alternate between two halves by the exchange's parity, so one barrier serves both
+// as "everything is written" for exchange n and "exchange n-1 is read" for n+1: a rank
+// writes a half again only in exchange n+2, after every rank has reached barrier n+1, which
+// it does only once it has read all of exchange n. The last rank to reach a barrier clears
+// the error word of the half the next exchange uses.
+//
+// Errors are agreed through the segment: a rank that rejected its messages raises a word
+// shared by the node (the highest code, then the lowest rank) and sends nothing; after the
+// barrier every rank reads it, and nothing has gone by MPI.
+//
+// Memory: per rank, for the communicator's life, a segment part of the A2AV_SHM_BYTES budget
+// (default min(1 MiB, 32 MiB / P)), two halves each of a list of descriptors and the data
+// the rank sends; per call, a request per message sent by MPI.
+// Source: the shared-memory counterpart of NBX (Hoefler, Siebert, Lumsdaine, PPoPP 2010,
+// Section 3): on one node the consensus is a barrier and the matching an atomic increment.
+#include "sparse/byte_message.hpp"
+#include "sparse/sparse.hpp"
+
+#include "core/node_segment.hpp"
+#include "core/spin.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <deque>
+
+namespace a2av {
+namespace {
+
+struct Descriptor {
+  std::int64_t offset;  // in the source's data of this half
+  std::int64_t bytes;
+  std::int32_t source;
+};
+
+struct Counters {
+  std::uint64_t in_list;  // messages announced in the list (may exceed its length)
+  std::uint64_t by_mpi;   // messages that come as MPI messages
+};
+
+// Rank 0's part begins with the node's barrier and error words.
+struct Shared {
+  alignas(kLine) std::uint64_t arrived;
+  alignas(kLine) std::uint64_t released;  // the last barrier every rank reached
+  alignas(kLine) std::uint64_t fault[2];  // by half: code << 32 | (P - 1 - rank), 0: none
+};
+
+constexpr std::int64_t kLargestInSegment = std::int64_t{64} << 10;
+
+std::uint64_t fetch_add(std::uint64_t& word, std::uint64_t value) {
+  return std::atomic_ref<std::uint64_t>(word).fetch_add(value, std::memory_order_acq_rel);
+}
+
+void raise_to(std::uint64_t& word, std::uint64_t value) {
+  std::atomic_ref<std::uint64_t> ref(word);
+  for (std::uint64_t seen = ref.load(); seen < value && !ref.compare_exchange_weak(seen, value);) {
+  }
+}
+
+}  // namespace
+
+// The layout of every rank's part: the shared words (used in rank 0's), then per half the
+// counters, the list and the data.
+struct SparseCells {
+  std::shared_ptr<NodeSegment> segment;
+  std::size_t list_length = 0, data_bytes = 0, half_bytes = 0;
+  std::uint64_t exchanges = 0;  // the same on every rank
+
+  static std::size_t list_length_for(int size) {
+    return std::clamp<std::size_t>(4 * static_cast<std::size_t>(size), 64, 1024);
+  }
+
+  Shared& shared() const { return *reinterpret_cast<Shared*>(segment->part(0)); }
+  std::byte* half(int rank, std::uint64_t exchange) const {
+    return segment->part(rank) + sizeof(Shared) + (exchange % 2) * half_bytes;
+  }
+  Counters& counters(int rank, std::uint64_t exchange) const {
+    return *reinterpret_cast<Counters*>(half(rank, exchange));
+  }
+  Descriptor* list(int rank, std::uint64_t exchange) const {
+    return reinterpret_cast<Descriptor*>(half(rank, exchange) + kLine);
+  }
+  std::byte* data(int rank, std::uint64_t exchange) const {
+    return half(rank, exchange) + kLine + list_length * sizeof(Descriptor);
+  }
+};
+
+namespace {
+
+// Bytes per rank: A2AV_SHM_BYTES if set (0: no segment), else min(1 MiB, 32 MiB / P).
+std::int64_t budget(int size) {
+  static const char* asked = std::getenv("A2AV_SHM_BYTES");
+  if (asked && *asked) return std::max<std::int64_t>(0, std::atoll(asked));
+  return std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
+}
+
+// Made on the first call on the communicator (collectively); null where it cannot be.
+const SparseCells* cells_of(const CommContext& ctx) {
+  if (!ctx.sparse_cells) {
+    auto cells = std::make_shared<SparseCells>();
+    cells->list_length = SparseCells::list_length_for(ctx.size);
+    const std::size_t fixed = kLine + cells->list_length * sizeof(Descriptor);
+    const std::int64_t room = budget(ctx.size) / 2 - static_cast<std::int64_t>(fixed);
+    cells->data_bytes = room > 0 ? static_cast<std::size_t>(room) / kLine * kLine : 0;
+    cells->half_bytes = fixed + cells->data_bytes;
+    const bool wanted = budget(ctx.size) > 0;
+    cells->segment = std::make_shared<NodeSegment>(
+        ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
+    ctx.sparse_cells = std::move(cells);
+  }
+  return ctx.sparse_cells->segment->ok() ? ctx.sparse_cells.get() : nullptr;
+}
+
+// Waits for every rank of the node to arrive; the last clears the error word of the half the
+// next exchange uses, which every rank has read (it read it before arriving here).
+void barrier(const SparseCells& cells, std::uint64_t exchange, const CommContext& ctx) {
+  Shared& shared = cells.shared();
+  if (fetch_add(shared.arrived, 1) == static_cast<std::uint64_t>(ctx.size) - 1) {
+    shared.arrived = 0;
+    shared.fault[(exchange + 1) % 2] = 0;
+    store_release(shared.released, exchange);
+    return;
+  }
+  const int spins = ctx.cores_shared ? 0 : 4096;
+  for (int idle = 0; load_acquire(shared.released) < exchange; ++idle) {
+    if (idle < spins) {
+      pause_briefly();
+      continue;
+    }
+    if (idle % 64 == 63) {  // lets MPI progress messages sent before this call
+      int found = 0;
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &found, MPI_STATUS_IGNORE),
+                "MPI_Iprobe");
+    }
+    yield_core();
+  }
+}
+
+// This rank's side before the barrier: messages into its data and the destinations' lists;
+// those that do not fit are returned to go by MPI.
+std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const SparseCells& cells,
+                                   std::uint64_t exchange, const CommContext& ctx, Inbox& inbox) {
+  std::vector<const Parcel*> by_mpi;
+  std::vector<int> gone_by_mpi;  // destinations whose later messages must follow by MPI
+  std::byte* data = cells.data(ctx.rank, exchange);
+  std::int64_t used = 0;
+  for (const Parcel& p : parcels) {
+    if (p.destination == ctx.rank) {
+      inbox.add(ctx.rank, {p.data, static_cast<std::size_t>(p.bytes)});
+      continue;
+    }
+    Counters& counters = cells.counters(p.destination, exchange);
+    const bool fits = p.bytes <= kLargestInSegment &&
+                      used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
+                      std::find(gone_by_mpi.begin(), gone_by_mpi.end(), p.destination) ==
+                          gone_by_mpi.end();
+    if (fits) {
+      const std::uint64_t slot = fetch_add(counters.in_list, 1);
+      if (slot < cells.list_length) {
+        copy_on_node(data + used, p.data, static_cast<std::size_t>(p.bytes));
+        cells.list(p.destination, exchange)[slot] = {used, p.bytes, ctx.rank};
+        used += (p.bytes + 7) / 8 * 8;
+        continue;
+      }
+    } else {
+      fetch_add(counters.by_mpi, 1);  // past the list: counted by in_list already
+    }
+    by_mpi.push_back(&p);
+    gone_by_mpi.push_back(p.destination);
+  }
+  return by_mpi;
+}
+
+// This rank's side after the barrier: its list, then its MPI messages.
+void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext& ctx, int tag,
+             Inbox& inbox) {
+  Counters& counters = cells.counters(ctx.rank, exchange);
+  const std::uint64_t announced = counters.in_list;
+  const std::uint64_t listed = std::min<std::uint64_t>(announced, cells.list_length);
+  const std::uint64_t by_mpi = counters.by_mpi + (announced - listed);
+  counters.in_list = counters.by_mpi = 0;  // for exchange + 2, which begins after barrier + 1
+  const Descriptor* list = cells.list(ctx.rank, exchange);
+  for (std::uint64_t i = 0; i < listed; ++i) {
+    const Descriptor& d = list[i];
+    copy_on_node(inbox.slot(d.source, d.bytes), cells.data(d.source, exchange) + d.offset,
+                 static_cast<std::size_t>(d.bytes));
+  }
+  for (std::uint64_t i = 0; i < by_mpi; ++i) {
+    MPI_Status status;
+    check_mpi(MPI_Probe(MPI_ANY_SOURCE, tag, ctx.comm, &status), "MPI_Probe");
+    const std::int64_t bytes = message_bytes(status);
+    const ByteMessage m(bytes);
+    check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(),
+                       status.MPI_SOURCE, tag, ctx.comm, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  }
+}
+
+Fault agreed_fault(const SparseCells& cells, std::uint64_t exchange, const CommContext& ctx,
+                   const Fault& local) {
+  const std::uint64_t word = load_acquire(cells.shared().fault[exchange % 2]);
+  if (!word) return {};
+  const int rank = ctx.size - 1 - static_cast<int>(word & 0xffffffff);
+  return {static_cast<int>(word >> 32), rank, rank == ctx.rank ? local.message : ""};
+}
+
+}  // namespace
+
+bool sparse_shared_memory_available(const CommContext& ctx) {
+  return ctx.size == ctx.node_size && cells_of(ctx) != nullptr;
+}
+
+Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseContext& at,
+                           const Fault& local, Inbox& inbox) {
+  const CommContext& ctx = at.ctx;
+  if (ctx.size != ctx.node_size)
+    fail(A2AV_ERR_ALGORITHM, "sparse shared_memory needs all {} ranks on one node; {} share this one",
+         ctx.size, ctx.node_size);
+  const SparseCells* cells = cells_of(ctx);
+  if (!cells) return nbx(parcels, at, local, inbox);
+  const std::uint64_t exchange = ++ctx.sparse_cells->exchanges;
+  const int tag = next_sparse_tag(ctx);
+  std::vector<const Parcel*> by_mpi;
+  if (local)
+    raise_to(cells->shared().fault[exchange % 2],
+             (std::uint64_t(local.code) << 32) | std::uint64_t(ctx.size - 1 - ctx.rank));
+  else
+    by_mpi = publish(parcels, *cells, exchange, ctx, inbox);
+  barrier(*cells, exchange, ctx);
+  const Fault fault = agreed_fault(*cells, exchange, ctx, local);
+  std::vector<MPI_Request> sends(fault ? 0 : by_mpi.size(), MPI_REQUEST_NULL);
+  const auto held = static_cast<std::int64_t>(
+      sends.size() * sizeof(MPI_Request) + by_mpi.capacity() * sizeof(const Parcel*));
+  at.memory.allocate(held);
+  std::deque<ByteMessage> types;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const ByteMessage& m = types.emplace_back(by_mpi[i]->bytes);
+    check_mpi(MPI_Isend(by_mpi[i]->data, m.count(), m.type(), by_mpi[i]->destination, tag,
+                        ctx.comm, &sends[i]),
+              "MPI_Isend");
+  }
+  if (fault)
+    cells->counters(ctx.rank, exchange) = {};
+  else
+    collect(*cells, exchange, ctx, tag, inbox);
+  check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
+            "MPI_Waitall");
+  at.memory.release(held);
+  return fault;
+}
+
+}  // namespace a2av
