@@ -80,7 +80,8 @@ int A2AV_Plan_free(A2AV_Plan* plan);
    being bytes[i] bytes at buffers[i] for rank destinations[i] (several for one rank arrive in
    the order given; to itself too), and receives whatever the others send it, its sources and
    sizes unknown beforehand. No array of the communicator's size is used (except by "dense").
-   Collective; errors are agreed across ranks. algorithm: "nbx", "grid", "dense" or "auto"
+   Collective; errors are agreed across ranks. algorithm: "nbx", "grid", "dense",
+   "shared_memory" or "auto"
    (NULL or "": A2AV_SPARSE_ALGORITHM, then auto). On success *received holds the messages,
    ordered by source, until A2AV_Sparse_free; A2AV_Sparse_count and A2AV_Sparse_message read
    them (local). */

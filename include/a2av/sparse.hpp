@@ -31,7 +31,8 @@ struct IncomingMessage {
 };
 
 struct SparseOptions {
-  // "nbx", "grid", "dense" or "auto"; empty: A2AV_SPARSE_ALGORITHM, then auto.
+  // "nbx", "grid", "dense", "shared_memory" (all ranks on one node) or "auto"; empty:
+  // A2AV_SPARSE_ALGORITHM, then auto.
   std::string_view algorithm{};
 };
 

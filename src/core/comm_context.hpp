@@ -41,6 +41,9 @@ struct CommContext {
   // Sparse exchange rounds (sparse/sparse.hpp) and nonblocking exchanges
   // (driver/ialltoallv.cpp) so far, the same on every rank.
   mutable std::uint64_t sparse_rounds = 0;
+  // The largest message count and byte total of any rank in the last sparse exchange that
+  // agreed on them (-1: none yet), from which the next one's auto chooses.
+  mutable std::int64_t sparse_max_messages = -1, sparse_max_bytes = 0;
   mutable std::uint64_t nonblocking_started = 0;
   // The sparse shared_memory algorithm's segment (sparse/shared_memory.cpp), made on first use.
   mutable std::shared_ptr<SparseCells> sparse_cells;

@@ -2,14 +2,17 @@
 // alltoallv (its selection: TuNA, shared memory, ...) of the messages packed by destination,
 // each behind its 8-byte length. O(P) arrays and log P latencies at least, but for dense
 // patterns nothing beats the dense algorithms. A rank at fault sends -code as every count, so
-// every rank learns of it from the same all-to-all and they agree without another collective.
-// Memory: four arrays of P 64-bit values, the packed messages sent and received, and the
+// every rank learns of it from the same all-to-all and they agree without another collective;
+// the same all-to-all carries auto's statistics.
+// Memory: at most eight arrays of P 64-bit values at once (counts and the all-to-all's blocks,
+// then counts, displacements and cursors), the packed messages sent and received, and the
 // alltoallv's own temporaries.
 #include "sparse/sparse.hpp"
 
 #include "core/check.hpp"
 #include "driver/exchange.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace a2av {
@@ -24,6 +27,25 @@ std::vector<MPI_Aint> displacements(const std::vector<MPI_Count>& counts) {
   return out;
 }
 
+// The all-to-all of counts, each behind this rank's statistics, so that every rank also
+// learns every rank's and agrees on their maxima.
+void exchange_counts(const std::vector<MPI_Count>& sendcounts, std::vector<MPI_Count>& recvcounts,
+                     const SparseContext& at) {
+  const std::size_t size = sendcounts.size();
+  std::vector<std::int64_t> out(3 * size), in(3 * size);
+  for (std::size_t r = 0; r < size; ++r)
+    out[3 * r] = sendcounts[r], out[3 * r + 1] = at.local.messages, out[3 * r + 2] = at.local.bytes;
+  check_mpi(MPI_Alltoall(out.data(), 3, MPI_INT64_T, in.data(), 3, MPI_INT64_T, at.ctx.comm),
+            "MPI_Alltoall");
+  Statistics agreed;
+  for (std::size_t r = 0; r < size; ++r) {
+    recvcounts[r] = in[3 * r];
+    agreed.messages = std::max(agreed.messages, in[3 * r + 1]);
+    agreed.bytes = std::max(agreed.bytes, in[3 * r + 2]);
+  }
+  at.agreed = agreed;
+}
+
 }  // namespace
 
 Fault dense_exchange(const std::vector<Parcel>& parcels, const SparseContext& at,
@@ -34,11 +56,9 @@ Fault dense_exchange(const std::vector<Parcel>& parcels, const SparseContext& at
   std::vector<MPI_Count> sendcounts(size, local ? -local.code : 0), recvcounts(size);
   if (!local)
     for (const Parcel& p : parcels) sendcounts[p.destination] += kLengthBytes + p.bytes;
-  const auto arrays = static_cast<std::int64_t>(4 * size * sizeof(std::int64_t));
+  const auto arrays = static_cast<std::int64_t>(8 * size * sizeof(std::int64_t));
   memory.allocate(arrays);
-  check_mpi(
-      MPI_Alltoall(sendcounts.data(), 1, MPI_COUNT, recvcounts.data(), 1, MPI_COUNT, ctx.comm),
-      "MPI_Alltoall");
+  exchange_counts(sendcounts, recvcounts, at);
   Fault fault;
   for (std::size_t r = 0; r < size; ++r)
     if (recvcounts[r] < 0 && -recvcounts[r] > fault.code)

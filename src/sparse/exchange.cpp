@@ -1,6 +1,6 @@
 // a2av::sparse_exchange: checks the messages, picks the algorithm (auto: from statistics the
-// ranks agree on in one allreduce, which agrees on errors too), runs it, and orders what
-// arrived by source. docs/algorithms.md, "Sparse".
+// ranks agreed on in the previous exchange, or in one allreduce on the first), runs it, and
+// orders what arrived by source. docs/algorithms.md, "Sparse".
 #include "sparse/sparse.hpp"
 
 #include "core/check.hpp"
@@ -25,7 +25,8 @@ Algorithm parse(std::string_view name) {
   if (name == "dense") return Algorithm::dense;
   if (name == "shared_memory") return Algorithm::shared_memory;
   if (name == "auto") return Algorithm::automatic;
-  fail(A2AV_ERR_ALGORITHM, "unknown sparse exchange algorithm '{}' (nbx, grid, dense, shared_memory, auto)", name);
+  fail(A2AV_ERR_ALGORITHM,
+       "unknown sparse exchange algorithm '{}' (nbx, grid, dense, shared_memory, auto)", name);
 }
 
 const char* name_of(Algorithm a) {
@@ -80,14 +81,17 @@ Algorithm choose(std::int64_t max_messages, std::int64_t max_bytes, int size) {
   return Algorithm::nbx;
 }
 
+Statistics statistics_of(const std::vector<Parcel>& parcels) {
+  Statistics mine{static_cast<std::int64_t>(parcels.size()), 0};
+  for (const Parcel& p : parcels) mine.bytes += p.bytes;
+  return mine;
+}
+
 // One allreduce: the statistics auto needs, and the error with the highest code from the
 // lowest rank (encoded as code << 32 | P - 1 - rank, so that MAX picks it).
-Algorithm agree_on_choice(const std::vector<Parcel>& parcels, const CommContext& ctx,
-                          Fault& local) {
-  std::int64_t bytes = 0;
-  for (const Parcel& p : parcels) bytes += p.bytes;
+Statistics agree_on_statistics(const Statistics& mine, const CommContext& ctx, Fault& local) {
   std::int64_t values[3] = {
-      static_cast<std::int64_t>(parcels.size()), bytes,
+      mine.messages, mine.bytes,
       local ? (std::int64_t{local.code} << 32) | (ctx.size - 1 - ctx.rank) : 0};
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, ctx.comm),
             "MPI_Allreduce");
@@ -95,7 +99,23 @@ Algorithm agree_on_choice(const std::vector<Parcel>& parcels, const CommContext&
     const int rank = ctx.size - 1 - static_cast<int>(values[2] & 0xffffffff);
     local = {static_cast<int>(values[2] >> 32), rank, rank == ctx.rank ? local.message : ""};
   }
-  return choose(values[0], values[1], ctx.size);
+  return {values[0], values[1]};
+}
+
+// auto: shared memory where every rank shares the node; dense on few ranks; otherwise a choice
+// from the statistics the previous exchange on this communicator agreed on (every algorithm
+// but shared memory agrees on them on its way, and on errors), or, on the first, from an
+// allreduce of this one's. A changed pattern thus costs one exchange on the old choice.
+Algorithm choose_automatically(const Statistics& mine, const CommContext& ctx, Fault& local,
+                               std::optional<Statistics>& agreed) {
+  if (ctx.size == ctx.node_size && sparse_shared_memory_available(ctx))
+    return Algorithm::shared_memory;
+  if (ctx.size <= kDenseUpTo) return Algorithm::dense;
+  if (ctx.sparse_max_messages >= 0)
+    return choose(ctx.sparse_max_messages, ctx.sparse_max_bytes, ctx.size);
+  agreed = agree_on_statistics(mine, ctx, local);
+  if (local) local.raise(ctx.rank);
+  return choose(agreed->messages, agreed->bytes, ctx.size);
 }
 
 Fault run(Algorithm chosen, const std::vector<Parcel>& parcels, const SparseContext& at,
@@ -156,18 +176,14 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   Fault local = check(messages, ctx, rejected, parcels);
   const auto parcel_bytes = static_cast<std::int64_t>(parcels.capacity() * sizeof(Parcel));
   memory.allocate(parcel_bytes);
-  if (chosen == Algorithm::automatic && ctx.size == ctx.node_size &&
-      sparse_shared_memory_available(ctx)) {
-    chosen = Algorithm::shared_memory;  // it agrees on errors itself
-  } else if (chosen == Algorithm::automatic && ctx.size <= kDenseUpTo) {
-    chosen = Algorithm::dense;  // so does this
-  } else if (chosen == Algorithm::automatic) {
-    chosen = agree_on_choice(parcels, ctx, local);
-    if (local) local.raise(ctx.rank);
-  }
-  const SparseContext at{comm, ctx, memory};
+  const Statistics mine = statistics_of(parcels);
+  std::optional<Statistics> agreed;
+  if (chosen == Algorithm::automatic) chosen = choose_automatically(mine, ctx, local, agreed);
+  const SparseContext at{comm, ctx, memory, mine, agreed};
   Inbox inbox;
   const Fault fault = run(chosen, parcels, at, local, inbox);
+  if (agreed && !fault)  // the same on every rank: the fault and the statistics are agreed
+    ctx.sparse_max_messages = agreed->messages, ctx.sparse_max_bytes = agreed->bytes;
   if (fault) fault.raise(ctx.rank);
   memory.release(parcel_bytes);
   return SparseResultBuilder::build(std::move(inbox), name_of(chosen), memory.peak());

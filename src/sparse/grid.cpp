@@ -134,8 +134,10 @@ Fault grid_exchange(const std::vector<Parcel>& parcels, const SparseContext& at,
     });
   });
   HeldInbox arrived{{}, memory};
-  // The first hop agreed there is no error; this one has none to add.
-  const Fault none = nbx(second.parcels(me), at, {}, arrived.inbox);
+  // The first hop agreed on errors and statistics; this one has none to add.
+  std::optional<Statistics> ignored;
+  const SparseContext second_hop{at.comm, ctx, memory, {}, ignored};
+  const Fault none = nbx(second.parcels(me), second_hop, {}, arrived.inbox);
   arrived.charge();
   arrived.inbox.each([&](int, std::span<const std::byte> message) {
     each_record(message, [&](const RecordHeader& h, const std::byte* data) {

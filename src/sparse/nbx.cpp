@@ -5,14 +5,17 @@
 // matched, and received, by its destination. Meanwhile each rank probes for any message and
 // receives it (MPI_Iprobe then MPI_Recv from the source found, which matches the same message
 // in a single thread; MPI_Improbe would also serve threads, but SimGrid's SMPI lacks it).
-// The consensus is an allreduce (MAXLOC of error code and rank) rather than the paper's
-// barrier, so the round agrees on errors at no extra latency.
+// The consensus is an allreduce (MAXLOC of error code and rank, MAX of auto's statistics)
+// rather than the paper's barrier, so the round agrees on errors, and on what the next call's
+// auto chooses from, at no extra latency.
 // Memory: one request per message sent (and a datatype for any above 2 GiB).
 #include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
 
 #include "core/spin.hpp"
 
+#include <algorithm>
+#include <array>
 #include <deque>
 
 namespace a2av {
@@ -20,16 +23,16 @@ namespace {
 
 constexpr int kConsensusTagOffset = 2;  // the round's tag + 2: apart from its messages
 
-// A nonblocking allreduce of (error code, rank) by MAXLOC, as a dissemination: in round i a
-// rank sends what it knows to rank + 2^i and keeps the larger of that and what rank - 2^i
-// sends it; after ceil(log2 P) rounds every rank knows the maximum (a maximum taken twice is
-// the same). Point-to-point, so NBX does not rest on the MPI library's nonblocking
+// A nonblocking allreduce of (error code, rank) by MAXLOC and of the statistics by MAX, as a
+// dissemination: in round i a rank sends what it knows to rank + 2^i and merges what rank -
+// 2^i sends it; after ceil(log2 P) rounds every rank knows the maxima (a maximum taken twice
+// is the same). Point-to-point, so NBX does not rest on the MPI library's nonblocking
 // collectives (SimGrid's are linear in P). Source: the dissemination barrier of Hensgen,
-// Finkel, Manber (1988), carrying a value.
+// Finkel, Manber (1988), carrying values.
 class Consensus {
  public:
-  Consensus(const CommContext& ctx, int tag, const Fault& local)
-      : ctx_(ctx), tag_(tag), known_{local.code, ctx.rank} {}
+  Consensus(const CommContext& ctx, int tag, const Fault& local, Statistics statistics)
+      : ctx_(ctx), tag_(tag), known_{local.code, ctx.rank, statistics.messages, statistics.bytes} {}
 
   bool started() const { return started_; }
   void start() {
@@ -42,31 +45,40 @@ class Consensus {
     int complete = 0;
     check_mpi(MPI_Testall(2, requests_, &complete, MPI_STATUSES_IGNORE), "MPI_Testall");
     if (!complete) return false;
-    if (incoming_[0] > known_[0] || (incoming_[0] == known_[0] && incoming_[1] < known_[1]))
-      known_[0] = incoming_[0], known_[1] = incoming_[1];
+    merge();
     distance_ *= 2;
     post();
     return done_;
   }
-  Fault agreed() const { return {known_[0], known_[0] ? known_[1] : -1, {}}; }
+  Fault agreed() const {
+    return {static_cast<int>(known_[0]), known_[0] ? static_cast<int>(known_[1]) : -1, {}};
+  }
+  Statistics statistics() const { return {known_[2], known_[3]}; }
 
  private:
+  void merge() {
+    if (incoming_[0] > known_[0] || (incoming_[0] == known_[0] && incoming_[1] < known_[1]))
+      known_[0] = incoming_[0], known_[1] = incoming_[1];
+    known_[2] = std::max(known_[2], incoming_[2]);
+    known_[3] = std::max(known_[3], incoming_[3]);
+  }
   void post() {
     if (distance_ >= ctx_.size) {
       done_ = true;
       return;
     }
-    outgoing_[0] = known_[0], outgoing_[1] = known_[1];
+    outgoing_ = known_;
     const int from = (ctx_.rank - distance_ % ctx_.size + ctx_.size) % ctx_.size;
-    check_mpi(MPI_Irecv(incoming_, 2, MPI_INT, from, tag_, ctx_.comm, &requests_[0]), "MPI_Irecv");
-    check_mpi(MPI_Isend(outgoing_, 2, MPI_INT, (ctx_.rank + distance_) % ctx_.size, tag_, ctx_.comm,
-                        &requests_[1]),
+    check_mpi(MPI_Irecv(incoming_.data(), 4, MPI_INT64_T, from, tag_, ctx_.comm, &requests_[0]),
+              "MPI_Irecv");
+    check_mpi(MPI_Isend(outgoing_.data(), 4, MPI_INT64_T, (ctx_.rank + distance_) % ctx_.size, tag_,
+                        ctx_.comm, &requests_[1]),
               "MPI_Isend");
   }
 
   const CommContext& ctx_;
   int tag_;
-  int known_[2], incoming_[2] = {}, outgoing_[2] = {};
+  std::array<std::int64_t, 4> known_, incoming_{}, outgoing_{};  // code, rank, statistics
   MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   int distance_ = 1;
   bool started_ = false, done_ = false;
@@ -89,7 +101,7 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
                          ctx.comm, &sends[i]),
               "MPI_Issend");
   }
-  Consensus consensus(ctx, tag + kConsensusTagOffset, local);
+  Consensus consensus(ctx, tag + kConsensusTagOffset, local, at.local);
   // Ranks sharing cores give theirs away after an idle turn: spinning would starve the peers
   // this rank waits for.
   const bool yield_when_idle = ctx.cores_shared;
@@ -116,6 +128,7 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
     if (!arrived && !done && yield_when_idle) yield_core();
   }
   memory.release(request_bytes);
+  at.agreed = consensus.statistics();
   Fault fault = consensus.agreed();
   if (fault && fault.rank == ctx.rank) fault.message = local.message;
   return fault;

@@ -163,10 +163,10 @@ std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const Spa
       continue;
     }
     Counters& counters = cells.counters(p.destination, exchange);
-    const bool fits = p.bytes <= kLargestInSegment &&
-                      used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
-                      std::find(gone_by_mpi.begin(), gone_by_mpi.end(), p.destination) ==
-                          gone_by_mpi.end();
+    const bool fits =
+        p.bytes <= kLargestInSegment &&
+        used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
+        std::find(gone_by_mpi.begin(), gone_by_mpi.end(), p.destination) == gone_by_mpi.end();
     if (fits) {
       const std::uint64_t slot = fetch_add(counters.in_list, 1);
       if (slot < cells.list_length) {
@@ -203,8 +203,8 @@ void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext
     check_mpi(MPI_Probe(MPI_ANY_SOURCE, tag, ctx.comm, &status), "MPI_Probe");
     const std::int64_t bytes = message_bytes(status);
     const ByteMessage m(bytes);
-    check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(),
-                       status.MPI_SOURCE, tag, ctx.comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(), status.MPI_SOURCE,
+                       tag, ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   }
 }
@@ -227,8 +227,9 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
                            const Fault& local, Inbox& inbox) {
   const CommContext& ctx = at.ctx;
   if (ctx.size != ctx.node_size)
-    fail(A2AV_ERR_ALGORITHM, "sparse shared_memory needs all {} ranks on one node; {} share this one",
-         ctx.size, ctx.node_size);
+    fail(A2AV_ERR_ALGORITHM,
+         "sparse shared_memory needs all {} ranks on one node; {} share this one", ctx.size,
+         ctx.node_size);
   const SparseCells* cells = cells_of(ctx);
   if (!cells) return nbx(parcels, at, local, inbox);
   const std::uint64_t exchange = ++ctx.sparse_cells->exchanges;
@@ -242,14 +243,14 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
   barrier(*cells, exchange, ctx);
   const Fault fault = agreed_fault(*cells, exchange, ctx, local);
   std::vector<MPI_Request> sends(fault ? 0 : by_mpi.size(), MPI_REQUEST_NULL);
-  const auto held = static_cast<std::int64_t>(
-      sends.size() * sizeof(MPI_Request) + by_mpi.capacity() * sizeof(const Parcel*));
+  const auto held = static_cast<std::int64_t>(sends.size() * sizeof(MPI_Request) +
+                                              by_mpi.capacity() * sizeof(const Parcel*));
   at.memory.allocate(held);
   std::deque<ByteMessage> types;
   for (std::size_t i = 0; i < sends.size(); ++i) {
     const ByteMessage& m = types.emplace_back(by_mpi[i]->bytes);
-    check_mpi(MPI_Isend(by_mpi[i]->data, m.count(), m.type(), by_mpi[i]->destination, tag,
-                        ctx.comm, &sends[i]),
+    check_mpi(MPI_Isend(by_mpi[i]->data, m.count(), m.type(), by_mpi[i]->destination, tag, ctx.comm,
+                        &sends[i]),
               "MPI_Isend");
   }
   if (fault)

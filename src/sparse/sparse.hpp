@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,12 +25,22 @@ struct Parcel {
   std::int64_t bytes;
 };
 
+// What auto chooses from: a rank's number of messages and their byte total; agreed, the
+// largest of each over all ranks.
+struct Statistics {
+  std::int64_t messages = 0, bytes = 0;
+};
+
 // Where an exchange runs: the caller's communicator, its context (private communicator,
-// rank, size) and the tracker its temporaries are charged to.
+// rank, size) and the tracker its temporaries are charged to; this rank's statistics, and
+// where an algorithm that agrees on them on its way (NBX's consensus, the dense counts
+// all-to-all) puts the maxima, for the next call's auto.
 struct SparseContext {
   MPI_Comm comm;
   const CommContext& ctx;
   MemoryTracker& memory;
+  Statistics local;
+  std::optional<Statistics>& agreed;
 };
 
 // An error as the ranks agree on it: the highest code, from the lowest rank that has it.

@@ -1,8 +1,9 @@
 // a2av::sparse_exchange and its C form against the vendor: the same messages sent by packing
 // them per destination and running MPI_Alltoall of the counts and MPI_Alltoallv, every
-// algorithm (nbx, grid, dense, auto), seeded patterns with empty ranks, zero-byte messages,
-// self messages, several messages for one rank and a hub everyone sends to; agreed errors that
-// lose nothing; temporary memory of NBX bounded by the message count, whatever P.
+// algorithm (nbx, grid, dense, shared_memory on one node, auto), seeded patterns with empty ranks,
+// zero-byte messages, self messages, several messages for one rank and a hub everyone sends to;
+// agreed errors that lose nothing; temporary memory of NBX bounded by the message count, whatever
+// P.
 #include "harness.hpp"
 
 #include <a2av/a2av.h>
@@ -16,7 +17,12 @@
 namespace a2av::test {
 namespace {
 
-const char* const kAlgorithms[] = {"nbx", "grid", "dense", "shared_memory", "auto"};
+// Every algorithm that runs on this layout: shared_memory only where all ranks share a node.
+std::vector<std::string> algorithms() {
+  std::vector<std::string> all = {"nbx", "grid", "dense", "shared_memory", "auto"};
+  if (!one_node(size_of(MPI_COMM_WORLD))) std::erase(all, "shared_memory");
+  return all;
+}
 
 struct Received {
   int source;
@@ -102,12 +108,12 @@ TEST(Sparse, EveryAlgorithmLikeVendor) {
     for (int max_bytes : {0, 40, 3000}) {
       const Outgoing out = random_pattern(me, size, k, max_bytes, k * 100 + max_bytes);
       const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
-      for (const char* algorithm : kAlgorithms) {
+      for (const std::string& algorithm : algorithms()) {
         const SparseResult result =
             sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm});
         EXPECT_EQ(copied(result), want)
             << algorithm << " k=" << k << " bytes<=" << max_bytes << " on rank " << me;
-        if (std::string(algorithm) != "auto") {
+        if (algorithm != "auto") {
           EXPECT_EQ(result.algorithm(), algorithm);
         }
       }
@@ -123,7 +129,7 @@ TEST(Sparse, ManyMessagesForOneRankArriveInOrder) {
     out.payloads.push_back(std::vector<std::byte>(i % 5, static_cast<std::byte>(i)));
   }
   const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
-  for (const char* algorithm : kAlgorithms)
+  for (const std::string& algorithm : algorithms())
     EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
               want)
         << algorithm;
@@ -142,7 +148,7 @@ TEST(Sparse, LongListsAndLargeMessagesKeepOrder) {
     out.payloads.push_back(std::vector<std::byte>(bytes, static_cast<std::byte>(i + me)));
   }
   const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
-  for (const char* algorithm : kAlgorithms)
+  for (const std::string& algorithm : algorithms())
     EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
               want)
         << algorithm;
@@ -155,7 +161,7 @@ TEST(Sparse, ReversedSubcommunicator) {
   MPI_Comm_split(MPI_COMM_WORLD, 0, size - me, &reversed);
   const Outgoing out = random_pattern(rank_of(reversed), size, 3, 100, 5);
   const std::vector<Received> want = vendor_exchange(out, reversed);
-  for (const char* algorithm : kAlgorithms)
+  for (const std::string& algorithm : algorithms())
     EXPECT_EQ(copied(sparse_exchange(out.messages(), reversed, {.algorithm = algorithm})), want)
         << algorithm;
   MPI_Comm_free(&reversed);
@@ -180,6 +186,57 @@ TEST(Sparse, MemoryBoundedByMessagesNotRanks) {
   // row whose next k ranks include one in its column).
   EXPECT_LE(grid.peak_temp_bytes(), 8 * k * (bytes + 16) + 4 * k * per_message);
   EXPECT_EQ(grid.received_bytes(), k * bytes);
+  if (!one_node(size)) return;
+  // Through shared memory the messages need no request: only the parcels are temporary.
+  const SparseResult cells =
+      sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "shared_memory"});
+  EXPECT_LE(cells.peak_temp_bytes(), k * per_message);
+  EXPECT_EQ(cells.received_bytes(), k * bytes);
+}
+
+// Asked for where ranks span nodes, shared_memory is an error on every rank, and loses nothing.
+TEST(Sparse, SharedMemoryAcrossNodesIsAnError) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  if (one_node(size)) GTEST_SKIP() << "all ranks share one node";
+  const Outgoing out = random_pattern(me, size, 2, 30, 4);
+  try {
+    sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "shared_memory"});
+    ADD_FAILURE() << "no error on rank " << me;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), A2AV_ERR_ALGORITHM);
+    EXPECT_NE(std::string(e.what()).find("one node"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "nbx"})),
+            vendor_exchange(out, MPI_COMM_WORLD));
+}
+
+// Above 16 ranks across nodes, auto chooses from the statistics the previous exchange on the
+// communicator agreed on: after a dense pattern it runs dense once more for a sparse one, then
+// NBX; back on the dense pattern, NBX once more, then dense.
+TEST(Sparse, AutoChoosesFromThePreviousExchange) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  if (size <= 16 || one_node(size)) GTEST_SKIP() << "auto chooses without statistics here";
+  MPI_Comm comm;  // a fresh communicator: no history
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  Outgoing dense, sparse;
+  for (int i = 1; i < size; ++i) {
+    dense.destinations.push_back((me + i) % size);
+    dense.payloads.push_back(std::vector<std::byte>(8, static_cast<std::byte>(i)));
+  }
+  sparse.destinations = {(me + 1) % size};
+  sparse.payloads = {std::vector<std::byte>(8, std::byte{7})};
+  auto ran = [&](const Outgoing& out) {
+    const SparseResult result = sparse_exchange(out.messages(), comm, {.algorithm = "auto"});
+    EXPECT_EQ(copied(result), vendor_exchange(out, comm));
+    return result.algorithm();
+  };
+  EXPECT_EQ(ran(dense), "dense");  // the first: an allreduce of the statistics
+  EXPECT_EQ(ran(dense), "dense");
+  EXPECT_EQ(ran(sparse), "dense");  // chosen from the dense exchange before it
+  EXPECT_EQ(ran(sparse), "nbx");
+  EXPECT_EQ(ran(dense), "nbx");
+  EXPECT_EQ(ran(dense), "dense");
+  MPI_Comm_free(&comm);
 }
 
 TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
@@ -187,7 +244,7 @@ TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
   const int faulty = size - 1;
   const Outgoing good = random_pattern(me, size, 2, 50, 9);
   const std::vector<Received> want = vendor_exchange(good, MPI_COMM_WORLD);
-  for (const char* algorithm : kAlgorithms) {
+  for (const std::string& algorithm : algorithms()) {
     Outgoing bad = good;
     if (me == faulty) {
       bad.destinations.push_back(size);  // one past the last rank

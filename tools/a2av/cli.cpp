@@ -106,12 +106,13 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {
   cmd->add_option("--experiments", options.experiments,
                   "--redistribute: comma-separated experiments 1-5 of the paper's Section 4 "
                   "(default all)");
-  cmd->add_flag("--sparse", options.sparse,
-                "time the sparse exchange (a2av/sparse.hpp) instead: --algorithms from nbx, grid, "
-                "dense, shared_memory, auto and mpi (MPI_Alltoall of counts + MPI_Alltoallv; all "
-                "by default), --pattern from random:K, stencil2d, stencil3d, powerlaw, -m 16:4096, 10 "
-                "iterations and 2 warm-ups unless given; --no-validate skips the check against "
-                "plain MPI");
+  cmd->add_flag(
+      "--sparse", options.sparse,
+      "time the sparse exchange (a2av/sparse.hpp) instead: --algorithms from nbx, grid, "
+      "dense, shared_memory, auto and mpi (MPI_Alltoall of counts + MPI_Alltoallv; all "
+      "by default), --pattern from random:K, stencil2d, stencil3d, powerlaw, -m 16:4096, 10 "
+      "iterations and 2 warm-ups unless given; --no-validate skips the check against "
+      "plain MPI");
   return cmd;
 }
 
