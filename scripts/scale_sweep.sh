@@ -58,6 +58,8 @@ sparse_p256|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,sten
 sparse_p256_dense|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
 sparse_p1024|polaris|1024|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
 sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6 --algorithms nbx --no-validate --warmup 0
+sparse_p256_history|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,stencil3d,random:64 --algorithms mpi,nbx,grid,dense,auto
+sparse_p256_dense_history|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
 nodes_p64|polaris|64|$ompi|--algorithms $nodes,spread_out,tuna:radix=2,tuna:radix=8,tuna_coalesced,auto -m 16:16384
 nodes_p256_probe|polaris|256|$ompi|--specs MPI_Alltoallv;$nodes_probe;tuna:radix=2;tuna:radix=16;tuna_coalesced;auto --sizes 16,1024
 nodes_p256_4k_probe|polaris|256|$ompi|--specs node_aware;tuna:radix=16;tuna_coalesced --sizes 4096
