@@ -53,8 +53,8 @@ void announce_error_node_aware(const CommContext& ctx, const Params& params, int
 // rank); -1 where it has no cells.
 std::int64_t shared_memory_capacity(int size);
 
-// node_aware's default direct_above: blocks up to 16 KiB aggregated (docs/algorithms.md).
-inline constexpr std::int64_t kNodeAwareDirectAbove = 16384;
+// node_aware's default direct_above: blocks up to 8 KiB aggregated (docs/algorithms.md).
+inline constexpr std::int64_t kNodeAwareDirectAbove = 8192;
 // The largest block node_aware aggregates at P = size: direct_above, at most 1 MiB / P (its
 // staging budget per rank).
 std::int64_t node_aware_threshold(std::int64_t direct_above, int size);
