@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <utility>
 
 namespace a2av {
 namespace {
@@ -46,7 +48,7 @@ class Timeline {
     phase_max_ = std::max(phase_max_, cost_[from] - phase_start_[from]);
     ++messages_[from];
     bytes_[from] += bytes;
-    if (!intra && !through) node_bytes_[from / q_ % node_bytes_.size()] += bytes;
+    if (!through) count_crossings(from, to, bytes);
   }
 
   // Rank `rank` works `seconds` on its own (copies), in the current phase.
@@ -59,17 +61,18 @@ class Timeline {
     phase_start_ = cost_;
     phase_max_ = 0;
     std::fill(node_bytes_.begin(), node_bytes_.end(), 0.0);
+    switch_bytes_.clear();
   }
   // The phase lasts as long as its slowest rank, or as its busiest node's network
   // interface needs for the bytes its ranks send off the node (with mean blocks, the one
   // followed rank stands for each of its node's ranks).
   void end_phase() {
     double busiest = phase_max_;
-    if (m_.node_injection) {
-      const double ranks_per_followed = followed_ == 1 ? std::min(q_, w_.size) : 1;
-      for (double bytes : node_bytes_)
-        busiest = std::max(busiest, bytes * ranks_per_followed * *m_.node_injection);
-    }
+    if (m_.node_injection)
+      for (double bytes : node_bytes_) busiest = std::max(busiest, bytes * *m_.node_injection);
+    if (m_.switch_links)
+      for (const auto& [link, bytes] : switch_bytes_)
+        busiest = std::max(busiest, bytes * m_.switch_links->beta);
     seconds_ += busiest + m_.phase_overhead * sharing_;
     ++phases_;
   }
@@ -84,6 +87,34 @@ class Timeline {
   }
 
  private:
+  // Adds a message's bytes to what its node's interface and the link between its switches
+  // carry. With mean blocks the followed rank 0 stands for every rank i sending to i + shift:
+  // of a group of consecutive ranks (a node, a switch's nodes), some land `ahead` groups on
+  // and the rest one further, and every group does the same.
+  void count_crossings(int from, int to, double bytes) {
+    const int per_switch = m_.switch_links ? q_ * m_.switch_links->nodes : w_.size;
+    if (followed_ > 1) {
+      if (from / q_ != to / q_) node_bytes_[from / q_] += bytes;
+      if (from / per_switch != to / per_switch)
+        switch_bytes_[{from / per_switch, to / per_switch}] += bytes;
+      return;
+    }
+    const int shift = ((to - from) % w_.size + w_.size) % w_.size;
+    shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
+    shifted_crossings(shift, per_switch,
+                      [&](int ahead, int ranks) { switch_bytes_[{0, ahead}] += ranks * bytes; });
+  }
+
+  // Calls f(groups ahead, ranks) for the ranks of a group of `per_group` that a shift takes
+  // to another group.
+  template <class F>
+  void shifted_crossings(int shift, int per_group, F f) const {
+    const int groups = (w_.size + per_group - 1) / per_group;
+    const int ahead = shift / per_group, spill = shift % per_group;
+    if (ahead % groups != 0) f(ahead % groups, per_group - spill);
+    if (spill > 0 && (ahead + 1) % groups != 0) f((ahead + 1) % groups, spill);
+  }
+
   const Workload& w_;
   const Machine& m_;
   int q_;
@@ -91,6 +122,7 @@ class Timeline {
   int followed_;
   std::vector<double> cost_, phase_start_;
   std::vector<double> node_bytes_;  // this phase's off-node bytes per node of followed ranks
+  std::map<std::pair<int, int>, double> switch_bytes_;  // this phase's, by (from, to) switch
   std::vector<std::int64_t> messages_;
   std::vector<double> bytes_;
   double phase_max_ = 0, seconds_ = 0;
@@ -339,6 +371,10 @@ Machine Machine::load(const std::string& path) {
     m.cores_per_node = j.value("cores_per_node", 0);
     if (j.contains("node_injection"))
       m.node_injection = j["node_injection"].at("beta_s_per_byte").get<double>();
+    if (j.contains("switch_links"))
+      m.switch_links = Machine::SwitchLinks{
+          std::max(1, j["switch_links"].at("nodes_per_switch").get<int>()),
+          j["switch_links"].at("beta_s_per_byte").get<double>()};
     if (j.contains("shared_memory"))
       m.shared_memory = LinkCost{j["shared_memory"].at("alpha_s").get<double>(),
                                  j["shared_memory"].at("beta_s_per_byte").get<double>()};

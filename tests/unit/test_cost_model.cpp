@@ -108,6 +108,28 @@ TEST(CostModel, NodeInjectionIsSharedByTheNodesRanks) {
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{8, &matrix, 0}, m).seconds, 0);
 }
 
+TEST(CostModel, SwitchLinksAreSharedByTheSwitchsNodes) {
+  // P = 16, nodes of 2 ranks, 2 nodes per switch (4 switches of 4 ranks), spread_out, 100 B
+  // blocks, only the links between switches cost: each pair of switches carries 4 x 4
+  // blocks, 1600 B at 1 s/B.
+  Machine m;
+  m.ranks_per_node = 2;
+  m.switch_links = Machine::SwitchLinks{2, 1.0};
+  std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 1600);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, nullptr, 100}, m).seconds, 1600)
+      << "mean blocks: the followed rank's shifts stand for every rank's";
+  // TuNA radix 2: the round of distance 4 crosses to the next switch with all 4 ranks of a
+  // switch, 8 blocks each (plus their 8-byte sizes), and the rounds of distances 1 and 2 with
+  // 1 and 2 of them.
+  const double exact = predict(parse_spec("tuna:radix=2"), Workload{16, &matrix, 0}, m).seconds;
+  EXPECT_GT(exact, 0);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("tuna:radix=2"), Workload{16, nullptr, 100}, m).seconds,
+                   exact);
+  m.switch_links = Machine::SwitchLinks{8, 1.0};  // one switch: no link between switches
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 0);
+}
+
 TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
   for (const char* spec : {"spread_out", "tuna:radix=3", "tuna_coalesced:ranks_per_node=4"}) {
     std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
