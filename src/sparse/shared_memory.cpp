@@ -36,6 +36,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <deque>
+#include <unordered_set>
 
 namespace a2av {
 namespace {
@@ -154,7 +155,7 @@ void barrier(const SparseCells& cells, std::uint64_t exchange, const CommContext
 std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const SparseCells& cells,
                                    std::uint64_t exchange, const CommContext& ctx, Inbox& inbox) {
   std::vector<const Parcel*> by_mpi;
-  std::vector<int> gone_by_mpi;  // destinations whose later messages must follow by MPI
+  std::unordered_set<int> gone_by_mpi;  // destinations whose later messages must follow by MPI
   std::byte* data = cells.data(ctx.rank, exchange);
   std::int64_t used = 0;
   for (const Parcel& p : parcels) {
@@ -163,10 +164,9 @@ std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const Spa
       continue;
     }
     Counters& counters = cells.counters(p.destination, exchange);
-    const bool fits =
-        p.bytes <= kLargestInSegment &&
-        used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
-        std::find(gone_by_mpi.begin(), gone_by_mpi.end(), p.destination) == gone_by_mpi.end();
+    const bool fits = p.bytes <= kLargestInSegment &&
+                      used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
+                      !gone_by_mpi.contains(p.destination);
     if (fits) {
       const std::uint64_t slot = fetch_add(counters.in_list, 1);
       if (slot < cells.list_length) {
@@ -179,7 +179,7 @@ std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const Spa
       fetch_add(counters.by_mpi, 1);  // past the list: counted by in_list already
     }
     by_mpi.push_back(&p);
-    gone_by_mpi.push_back(p.destination);
+    gone_by_mpi.insert(p.destination);
   }
   return by_mpi;
 }
