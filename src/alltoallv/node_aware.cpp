@@ -8,9 +8,11 @@
 // size of each block) and the blocks back to back; then publishes the exchange's number.
 // The agent for remote node M sends M's sections of all its node's ranks as one message
 // (an MPI datatype over the sections where they lie, no packing copy) to its partner on M,
-// and receives M's message for its node into a slot of its part. Each rank copies its
-// blocks out of its node peers' sections and out of the agents' slots. Larger blocks travel
-// as direct messages, announced in the headers (size -(bytes+1)), as TuNA's do.
+// and receives M's message for its node into a slot of its part. Where ranks share cores,
+// whichever rank first finds the node's sections all published sends the messages not yet
+// claimed (one atomic word per remote node), so they need not wait for their agents' turns. Each
+// rank copies its blocks out of its node peers' sections and out of the agents' slots. Larger
+// blocks travel as direct messages, announced in the headers (size -(bytes+1)), as TuNA's do.
 //
 // Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
 // spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
@@ -41,6 +43,7 @@
 #include "core/spin.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -71,7 +74,12 @@ namespace {
 // its header withdraws must not match the sender's block of the next exchange. A sender is
 // at most one exchange ahead (it needs this rank's part of the next one to get further).
 constexpr int kDirectTags[2] = {30, 31};
-constexpr int kAggregateTag = 32;
+// A node's message for node M has tag kAggregateTagBase + 2 * (its node) + parity: whichever
+// of its ranks sends it, M's agent receives it from any source by that tag; the parity keeps
+// it apart from the next exchange's, which another rank may send. Below the collectives' tags
+// (collectives/common.hpp): up to kMostNodes nodes.
+constexpr int kAggregateTagBase = 1024;
+constexpr int kMostNodes = (32000 - kAggregateTagBase) / 2;
 // A column block's word for a rank that rejected its arguments: this plus its code, far
 // below any large-block marker.
 constexpr std::int64_t kFailedWord = std::numeric_limits<std::int64_t>::min();
@@ -167,9 +175,10 @@ void explain(const CommContext& ctx, const NodeAwareCells& c, std::int64_t radix
                  ctx.size, node_count(c), c.segment->bytes(), static_cast<long long>(c.threshold),
                  c.radix ? "TuNA's rounds" : "one message per pair of nodes");
   else
-    std::fprintf(
-        stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
-        c.segment->ok() ? "another node has no shared memory" : c.segment->failure().c_str());
+    std::fprintf(stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
+                 !c.segment->ok()             ? c.segment->failure().c_str()
+                 : node_count(c) > kMostNodes ? "more nodes than its message tags can tell apart"
+                                              : "another node has no shared memory");
 }
 
 // TuNA over the nodes needs a member of every column on every node: nodes of one size.
@@ -197,8 +206,9 @@ NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
   std::vector<std::size_t> parts;
   for (const std::size_t slots : c.slots_bytes)
     parts.push_back(kLine + 2 * (c.staging_bytes + slots));
+  parts[0] += round_up(8 * static_cast<std::size_t>(node_count(c)));  // the claims
   c.segment = std::make_unique<NodeSegment>(ctx.node, std::move(parts));
-  int usable = c.segment->ok() ? 1 : 0;
+  int usable = c.segment->ok() && (c.radix || node_count(c) <= kMostNodes) ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
   c.usable = usable == 1;
   explain(ctx, c, radix);
@@ -270,6 +280,11 @@ class Run : ColumnBlocks {
  private:
   int direct_tag() const { return kDirectTags[parity_]; }
   std::byte* part(int local) const { return c_.segment->part(local); }
+  // By remote node: the last exchange whose message for it a rank of this node claimed.
+  std::uint64_t* claims() const {
+    return reinterpret_cast<std::uint64_t*>(part(0) + kLine +
+                                            2 * (c_.staging_bytes + c_.slots_bytes[0]));
+  }
   std::uint64_t& published(int local) const {
     return *reinterpret_cast<std::uint64_t*>(part(local));
   }
@@ -360,7 +375,7 @@ class Run : ColumnBlocks {
     for (const int m : c_.assigned[c_.local]) {
       MPI_Request request;
       check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(c_, m, c_.node)),
-                          MPI_BYTE, partner(m), kAggregateTag, ctx_.comm, &request),
+                          MPI_BYTE, MPI_ANY_SOURCE, aggregate_tag(m), ctx_.comm, &request),
                 "MPI_Irecv");
       slot_receives_.push_back(request);
     }
@@ -374,12 +389,40 @@ class Run : ColumnBlocks {
     return true;
   }
 
-  // To each remote node of mine, every local rank's section for it, as one message.
+  int aggregate_tag(int from_node) const {
+    return kAggregateTagBase + 2 * from_node + static_cast<int>(parity_);
+  }
+
+  // Whether this rank takes the sending of this exchange's message for `remote`: the first
+  // rank of the node to find every rank published claims it. A rank claims its own remote
+  // nodes; where ranks share cores, also any other still unclaimed, so that the message
+  // leaves as soon as the node's last rank has staged instead of when the agent gets a core.
+  bool claim(int remote) const {
+    std::atomic_ref<std::uint64_t> word(claims()[remote]);
+    std::uint64_t seen = word.load(std::memory_order_relaxed);
+    while (seen < exchange_)
+      if (word.compare_exchange_weak(seen, exchange_, std::memory_order_relaxed)) return true;
+    return false;
+  }
+
+  // The remote nodes this rank sends to in this exchange: its own first, then (cores shared)
+  // the others it claims.
+  std::vector<int> claimed() const {
+    std::vector<int> out;
+    for (const int m : c_.assigned[c_.local])
+      if (claim(m)) out.push_back(m);
+    if (!ctx_.cores_shared) return out;
+    for (int m = 0; m < node_count(c_); ++m)
+      if (m != c_.node && agent_of(c_, c_.node, m) != c_.local && claim(m)) out.push_back(m);
+    return out;
+  }
+
+  // To each remote node this rank claimed, every local rank's section for it, as one message.
   void send_to_remote_nodes() {
     const int q = node_size(c_, c_.node);
     std::vector<int> lengths(q);
     std::vector<MPI_Aint> places(q);
-    for (const int m : c_.assigned[c_.local]) {
+    for (const int m : claimed()) {
       const int q_m = node_size(c_, m);
       for (int s = 0; s < q; ++s) {
         const Header h{reinterpret_cast<const std::int64_t*>(section(s, m))};
@@ -391,8 +434,9 @@ class Run : ColumnBlocks {
                 "MPI_Type_create_hindexed");
       check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
       MPI_Request request;
-      check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, partner(m), kAggregateTag, ctx_.comm, &request),
-                "MPI_Isend");
+      check_mpi(
+          MPI_Isend(MPI_BOTTOM, 1, type, partner(m), aggregate_tag(c_.node), ctx_.comm, &request),
+          "MPI_Isend");
       MPI_Type_free(&type);
       sends_.push_back(request);
     }
