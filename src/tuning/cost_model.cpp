@@ -101,8 +101,9 @@ class Timeline {
     }
     const int shift = ((to - from) % w_.size + w_.size) % w_.size;
     shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
-    shifted_crossings(shift, per_switch,
-                      [&](int ahead, int ranks) { switch_bytes_[{0, ahead}] += ranks * bytes; });
+    shifted_crossings(shift, per_switch, [&](int ahead, int ranks) {
+      switch_bytes_[{0, ahead}] += ranks * bytes;
+    });
   }
 
   // Calls f(groups ahead, ranks) for the ranks of a group of `per_group` that a shift takes
@@ -372,9 +373,9 @@ Machine Machine::load(const std::string& path) {
     if (j.contains("node_injection"))
       m.node_injection = j["node_injection"].at("beta_s_per_byte").get<double>();
     if (j.contains("switch_links"))
-      m.switch_links = Machine::SwitchLinks{
-          std::max(1, j["switch_links"].at("nodes_per_switch").get<int>()),
-          j["switch_links"].at("beta_s_per_byte").get<double>()};
+      m.switch_links =
+          Machine::SwitchLinks{std::max(1, j["switch_links"].at("nodes_per_switch").get<int>()),
+                               j["switch_links"].at("beta_s_per_byte").get<double>()};
     if (j.contains("shared_memory"))
       m.shared_memory = LinkCost{j["shared_memory"].at("alpha_s").get<double>(),
                                  j["shared_memory"].at("beta_s_per_byte").get<double>()};

@@ -66,7 +66,8 @@ int run(int argc, char** argv, int rank) {
       return a2av::bench::run_redistribute_bench(bench, command_line(argc, argv));
     }
     if (*bench_command && bench.sparse) {
-      if (!bench_command->count("--algorithms")) bench.algorithms = "mpi,nbx,grid,dense,shared_memory,auto";
+      if (!bench_command->count("--algorithms"))
+        bench.algorithms = "mpi,nbx,grid,dense,shared_memory,auto";
       if (!bench_command->count("--pattern"))
         bench.pattern = "random:1,random:4,random:16,random:64,stencil2d,stencil3d,powerlaw";
       if (!bench_command->count("--message-size")) bench.message_sizes = "16:4096";
