@@ -10,9 +10,10 @@
 // (an MPI datatype over the sections where they lie, no packing copy) to its partner on M,
 // and receives M's message for its node into a slot of its part. Where ranks share cores,
 // whichever rank first finds the node's sections all published sends the messages not yet
-// claimed (one atomic word per remote node), so they need not wait for their agents' turns. Each
-// rank copies its blocks out of its node peers' sections and out of the agents' slots. Larger
-// blocks travel as direct messages, announced in the headers (size -(bytes+1)), as TuNA's do.
+// claimed (one atomic word per remote node), so they need not wait for their agents' turns.
+// Each rank copies its blocks out of its node peers' sections and out of the agents' slots.
+// Larger blocks travel as direct messages, announced in the headers (size -(bytes+1)), as
+// TuNA's do.
 //
 // Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
 // spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
@@ -22,8 +23,8 @@
 // the column blocks that reach it.
 // Segment per rank, for the communicator's life (two sets by exchange parity, as
 // shared_memory's cells): staging of N * 64 + P * (8 + t) bytes and slots of about the same,
-// t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes. No temporary
-// memory per call.
+// t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes; the node's first
+// rank holds 8 N bytes of claims besides. No temporary memory per call.
 //
 // Errors are agreed in band: a rank that rejected its arguments publishes its code in its
 // section headers, forwards as an agent, and drops what is addressed to it. Every rank
