@@ -28,7 +28,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -49,13 +48,9 @@ static_assert(sizeof(CellHeader) <= kLine);
 // than as one message (Open MPI's single copy), measured at P = 2, 4 and 8.
 constexpr std::size_t kMaxCellBlock = std::size_t{64} << 10;
 
-// Bytes of cells per rank: A2AV_SHM_BYTES if set (0: none), else min(1 MiB, 32 MiB / P);
-// no cell beyond kMaxCellBlock.
+// Bytes of cells per rank: the shared-memory budget; no cell beyond kMaxCellBlock.
 std::size_t part_bytes(int size) {
-  static const char* asked = std::getenv("A2AV_SHM_BYTES");
-  const std::int64_t budget =
-      asked && *asked ? std::max<std::int64_t>(0, std::atoll(asked))
-                      : std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
+  const std::int64_t budget = shared_memory_budget(size);
   if (budget == 0) return 0;
   const std::size_t cell =
       std::clamp<std::size_t>(budget / (2 * size) / kLine * kLine, kLine, kLine + kMaxCellBlock);
@@ -130,24 +125,12 @@ class Cells {
       }
       idle = left < pending_.size() ? 0 : idle + 1;
       pending_.resize(left);
-      if (idle > 0) wait_a_little(idle, pending_.front());
+      if (idle > 0) wait_on_node(idle, ctx_->cores_shared, ctx_->comm);
     }
   }
 
  private:
   bool published(const CellHeader& cell) const { return load_acquire(cell.sequence) == exchange_; }
-
-  // Spins first where every rank has a core, then yields it; every 64th yield asks MPI to
-  // progress.
-  void wait_a_little(int idle, int peer) const {
-    const int spins = ctx_->cores_shared ? 0 : 4096;
-    if (idle < spins) return pause_briefly();
-    if (idle % 64 == 63) {
-      int found = 0;
-      check_mpi(MPI_Iprobe(peer, kTag, ctx_->comm, &found, MPI_STATUS_IGNORE), "MPI_Iprobe");
-    }
-    yield_core();
-  }
 
   void bind(const CommContext& ctx) {
     ctx_ = &ctx;

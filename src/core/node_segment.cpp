@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -132,6 +133,12 @@ int comm_size(MPI_Comm comm) {
 }
 
 }  // namespace
+
+std::int64_t shared_memory_budget(int size) {
+  static const char* asked = std::getenv("A2AV_SHM_BYTES");
+  if (asked && *asked) return std::max<std::int64_t>(0, std::atoll(asked));
+  return std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
+}
 
 NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes)
     : NodeSegment(comm, std::vector<std::size_t>(comm_size(comm), part_bytes)) {}

@@ -5,6 +5,7 @@
 // cache-line aligned part. Making it is collective; releasing it is local.
 #pragma once
 
+#include "core/check.hpp"
 #include "core/spin.hpp"
 
 #include <mpi.h>
@@ -29,6 +30,23 @@ inline void copy_on_node(void* to, const void* from, std::size_t bytes) {
 #ifdef A2AV_SIMULATION
   charge_copy(bytes);
 #endif
+}
+
+// Bytes of shared memory per rank for the cells of an algorithm: A2AV_SHM_BYTES if set (0:
+// none, the algorithm runs its fallback), else min(1 MiB, 32 MiB / P).
+std::int64_t shared_memory_budget(int size);
+
+// One turn of waiting for another rank of the node: spins while every rank has a core, else
+// gives the core away; every 64th turn lets MPI progress (a peer may wait on a message this
+// rank sent).
+inline void wait_on_node(int idle, bool cores_shared, MPI_Comm comm) {
+  if (!cores_shared && idle < 4096) return pause_briefly();
+  if (idle % 64 == 63) {
+    int found = 0;
+    check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &found, MPI_STATUS_IGNORE),
+              "MPI_Iprobe");
+  }
+  yield_core();
 }
 
 class NodeSegment {

@@ -1,6 +1,7 @@
 // a2av::sparse_exchange: checks the messages, picks the algorithm (auto: from statistics the
 // ranks agreed on in the previous exchange, or in one allreduce on the first), runs it, and
 // orders what arrived by source. docs/algorithms.md, "Sparse".
+#include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
 
 #include "core/check.hpp"
@@ -88,17 +89,14 @@ Statistics statistics_of(const std::vector<Parcel>& parcels) {
 }
 
 // One allreduce: the statistics auto needs, and the error with the highest code from the
-// lowest rank (encoded as code << 32 | P - 1 - rank, so that MAX picks it).
+// lowest rank (as a fault word, which MAX picks).
 Statistics agree_on_statistics(const Statistics& mine, const CommContext& ctx, Fault& local) {
-  std::int64_t values[3] = {
-      mine.messages, mine.bytes,
-      local ? (std::int64_t{local.code} << 32) | (ctx.size - 1 - ctx.rank) : 0};
+  std::int64_t values[3] = {mine.messages, mine.bytes,
+                            static_cast<std::int64_t>(local.word(ctx.size))};
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, ctx.comm),
             "MPI_Allreduce");
-  if (values[2]) {
-    const int rank = ctx.size - 1 - static_cast<int>(values[2] & 0xffffffff);
-    local = {static_cast<int>(values[2] >> 32), rank, rank == ctx.rank ? local.message : ""};
-  }
+  if (values[2])
+    local = Fault::from_word(static_cast<std::uint64_t>(values[2]), ctx.size, ctx.rank, local);
   return {values[0], values[1]};
 }
 
@@ -138,6 +136,14 @@ void Fault::raise(int my_rank) const {
   if (rank == my_rank && !message.empty()) throw Error(code, message);
   throw Error(
       code, fmt::format("rank {} gave the sparse exchange a bad argument (error {})", rank, code));
+}
+
+void Inbox::receive(MPI_Status status, int tag, MPI_Comm comm) {
+  const std::int64_t bytes = message_bytes(status);
+  const ByteMessage m(bytes);
+  check_mpi(MPI_Recv(slot(status.MPI_SOURCE, bytes), m.count(), m.type(), status.MPI_SOURCE, tag,
+                     comm, MPI_STATUS_IGNORE),
+            "MPI_Recv");
 }
 
 std::byte* Inbox::slot(int source, std::int64_t bytes) {

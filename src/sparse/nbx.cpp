@@ -109,13 +109,7 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
     int arrived = 0;
     MPI_Status status;
     check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, ctx.comm, &arrived, &status), "MPI_Iprobe");
-    if (arrived) {  // the receive matches the message probed: the first from its source
-      const std::int64_t bytes = message_bytes(status);
-      const ByteMessage m(bytes);
-      check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(),
-                         status.MPI_SOURCE, tag, ctx.comm, MPI_STATUS_IGNORE),
-                "MPI_Recv");
-    }
+    if (arrived) inbox.receive(status, tag, ctx.comm);  // the probed one: its source's first
     if (!consensus.started()) {
       int sent = 0;
       check_mpi(

@@ -34,7 +34,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <deque>
 #include <unordered_set>
 
@@ -56,7 +55,7 @@ struct Counters {
 struct Shared {
   alignas(kLine) std::uint64_t arrived;
   alignas(kLine) std::uint64_t released;  // the last barrier every rank reached
-  alignas(kLine) std::uint64_t fault[2];  // by half: code << 32 | (P - 1 - rank), 0: none
+  alignas(kLine) std::uint64_t fault[2];  // by half: the worst Fault::word, 0: none
 };
 
 constexpr std::int64_t kLargestInSegment = std::int64_t{64} << 10;
@@ -101,23 +100,16 @@ struct SparseCells {
 
 namespace {
 
-// Bytes per rank: A2AV_SHM_BYTES if set (0: no segment), else min(1 MiB, 32 MiB / P).
-std::int64_t budget(int size) {
-  static const char* asked = std::getenv("A2AV_SHM_BYTES");
-  if (asked && *asked) return std::max<std::int64_t>(0, std::atoll(asked));
-  return std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
-}
-
 // Made on the first call on the communicator (collectively); null where it cannot be.
 const SparseCells* cells_of(const CommContext& ctx) {
   if (!ctx.sparse_cells) {
     auto cells = std::make_shared<SparseCells>();
     cells->list_length = SparseCells::list_length_for(ctx.size);
     const std::size_t fixed = kLine + cells->list_length * sizeof(Descriptor);
-    const std::int64_t room = budget(ctx.size) / 2 - static_cast<std::int64_t>(fixed);
+    const std::int64_t room = shared_memory_budget(ctx.size) / 2 - static_cast<std::int64_t>(fixed);
     cells->data_bytes = room > 0 ? static_cast<std::size_t>(room) / kLine * kLine : 0;
     cells->half_bytes = fixed + cells->data_bytes;
-    const bool wanted = budget(ctx.size) > 0;
+    const bool wanted = shared_memory_budget(ctx.size) > 0;
     cells->segment = std::make_shared<NodeSegment>(
         ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
     ctx.sparse_cells = std::move(cells);
@@ -135,19 +127,8 @@ void barrier(const SparseCells& cells, std::uint64_t exchange, const CommContext
     store_release(shared.released, exchange);
     return;
   }
-  const int spins = ctx.cores_shared ? 0 : 4096;
-  for (int idle = 0; load_acquire(shared.released) < exchange; ++idle) {
-    if (idle < spins) {
-      pause_briefly();
-      continue;
-    }
-    if (idle % 64 == 63) {  // lets MPI progress messages sent before this call
-      int found = 0;
-      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, ctx.comm, &found, MPI_STATUS_IGNORE),
-                "MPI_Iprobe");
-    }
-    yield_core();
-  }
+  for (int idle = 0; load_acquire(shared.released) < exchange; ++idle)
+    wait_on_node(idle, ctx.cores_shared, ctx.comm);
 }
 
 // This rank's side before the barrier: messages into its data and the destinations' lists;
@@ -201,20 +182,14 @@ void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext
   for (std::uint64_t i = 0; i < by_mpi; ++i) {
     MPI_Status status;
     check_mpi(MPI_Probe(MPI_ANY_SOURCE, tag, ctx.comm, &status), "MPI_Probe");
-    const std::int64_t bytes = message_bytes(status);
-    const ByteMessage m(bytes);
-    check_mpi(MPI_Recv(inbox.slot(status.MPI_SOURCE, bytes), m.count(), m.type(), status.MPI_SOURCE,
-                       tag, ctx.comm, MPI_STATUS_IGNORE),
-              "MPI_Recv");
+    inbox.receive(status, tag, ctx.comm);
   }
 }
 
 Fault agreed_fault(const SparseCells& cells, std::uint64_t exchange, const CommContext& ctx,
                    const Fault& local) {
-  const std::uint64_t word = load_acquire(cells.shared().fault[exchange % 2]);
-  if (!word) return {};
-  const int rank = ctx.size - 1 - static_cast<int>(word & 0xffffffff);
-  return {static_cast<int>(word >> 32), rank, rank == ctx.rank ? local.message : ""};
+  return Fault::from_word(load_acquire(cells.shared().fault[exchange % 2]), ctx.size, ctx.rank,
+                          local);
 }
 
 }  // namespace
@@ -236,8 +211,7 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
   const int tag = next_sparse_tag(ctx);
   std::vector<const Parcel*> by_mpi;
   if (local)
-    raise_to(cells->shared().fault[exchange % 2],
-             (std::uint64_t(local.code) << 32) | std::uint64_t(ctx.size - 1 - ctx.rank));
+    raise_to(cells->shared().fault[exchange % 2], local.word(ctx.size));
   else
     by_mpi = publish(parcels, *cells, exchange, ctx, inbox);
   barrier(*cells, exchange, ctx);

@@ -50,6 +50,16 @@ struct Fault {
   std::string message;  // this rank's own, if it is the one at fault
 
   explicit operator bool() const { return code != 0; }
+  // As one word that MAX orders as the ranks agree (code << 32 | P - 1 - rank; 0: none).
+  std::uint64_t word(int size) const {
+    return code ? std::uint64_t(code) << 32 | std::uint64_t(size - 1 - rank) : 0;
+  }
+  // The fault a word names; its message is `local`'s where that is this rank's.
+  static Fault from_word(std::uint64_t word, int size, int my_rank, const Fault& local) {
+    if (!word) return {};
+    const int rank = size - 1 - static_cast<int>(word & 0xffffffff);
+    return {static_cast<int>(word >> 32), rank, rank == my_rank ? local.message : ""};
+  }
   // The error every rank throws: its own message on the faulty rank, a pointer to it elsewhere.
   [[noreturn]] void raise(int my_rank) const;
 };
@@ -69,6 +79,8 @@ class Inbox {
       f(r.source, std::span<const std::byte>(storage_.data() + r.offset, r.bytes));
   }
   std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()); }
+  // Receives the message `status` found by a probe of `tag` on `comm`.
+  void receive(MPI_Status status, int tag, MPI_Comm comm);
 
  private:
   friend class SparseResultBuilder;
