@@ -57,7 +57,7 @@ ablation_p256_r16|polaris|256|$ompi|--radix 16 --sizes 16,256,1024 --iterations 
 sparse_p256|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,stencil3d,random:64 --algorithms mpi,nbx,grid,dense,auto
 sparse_p256_dense|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
 sparse_p1024|polaris|1024|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
-sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6 --algorithms nbx --no-validate --warmup 0
+sparse_p4096|polaris|4096|$ompi $polling|--sparse -m 256:256 --pattern random:6,stencil3d --algorithms nbx,grid --no-validate
 sparse_p256_history|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:6,stencil3d,random:64 --algorithms mpi,nbx,grid,dense,auto
 sparse_p256_dense_history|polaris|256|$ompi $polling|--sparse -m 16:16 --pattern random:255,random:128 --algorithms dense,auto --no-validate
 nodes_p64|polaris|64|$ompi|--algorithms $nodes,spread_out,tuna:radix=2,tuna:radix=8,tuna_coalesced,auto -m 16:16384
