@@ -28,6 +28,7 @@ class Timeline {
         followed_(w.matrix ? w.size : 1),
         cost_(followed_, 0),
         node_bytes_((followed_ + q_ - 1) / q_, 0.0),
+        link_bytes_(m.shared_links.size()),
         messages_(followed_, 0),
         bytes_(followed_, 0) {}
 
@@ -61,7 +62,7 @@ class Timeline {
     phase_start_ = cost_;
     phase_max_ = 0;
     std::fill(node_bytes_.begin(), node_bytes_.end(), 0.0);
-    switch_bytes_.clear();
+    for (auto& level : link_bytes_) level.clear();
   }
   // The phase lasts as long as its slowest rank, or as its busiest node's network
   // interface needs for the bytes its ranks send off the node (with mean blocks, the one
@@ -70,9 +71,9 @@ class Timeline {
     double busiest = phase_max_;
     if (m_.node_injection)
       for (double bytes : node_bytes_) busiest = std::max(busiest, bytes * *m_.node_injection);
-    if (m_.switch_links)
-      for (const auto& [link, bytes] : switch_bytes_)
-        busiest = std::max(busiest, bytes * m_.switch_links->beta);
+    for (std::size_t level = 0; level < link_bytes_.size(); ++level)
+      for (const auto& [link, bytes] : link_bytes_[level])
+        busiest = std::max(busiest, bytes * m_.shared_links[level].beta);
     seconds_ += busiest + m_.phase_overhead * sharing_;
     ++phases_;
   }
@@ -87,23 +88,27 @@ class Timeline {
   }
 
  private:
-  // Adds a message's bytes to what its node's interface and the link between its switches
-  // carry. With mean blocks the followed rank 0 stands for every rank i sending to i + shift:
-  // of a group of consecutive ranks (a node, a switch's nodes), some land `ahead` groups on
-  // and the rest one further, and every group does the same.
+  // Adds a message's bytes to what its node's interface and the links between its units
+  // (switches, groups) carry. With mean blocks the followed rank 0 stands for every rank i
+  // sending to i + shift: of a group of consecutive ranks (a node, a unit's nodes), some land
+  // `ahead` groups on and the rest one further, and every group does the same.
   void count_crossings(int from, int to, double bytes) {
-    const int per_switch = m_.switch_links ? q_ * m_.switch_links->nodes : w_.size;
+    const int shift = ((to - from) % w_.size + w_.size) % w_.size;
     if (followed_ > 1) {
       if (from / q_ != to / q_) node_bytes_[from / q_] += bytes;
-      if (from / per_switch != to / per_switch)
-        switch_bytes_[{from / per_switch, to / per_switch}] += bytes;
-      return;
+    } else {
+      shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
     }
-    const int shift = ((to - from) % w_.size + w_.size) % w_.size;
-    shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
-    shifted_crossings(shift, per_switch, [&](int ahead, int ranks) {
-      switch_bytes_[{0, ahead}] += ranks * bytes;
-    });
+    for (std::size_t level = 0; level < link_bytes_.size(); ++level) {
+      const int per_unit = q_ * m_.shared_links[level].nodes;
+      auto& links = link_bytes_[level];
+      if (followed_ > 1) {
+        if (from / per_unit != to / per_unit) links[{from / per_unit, to / per_unit}] += bytes;
+        continue;
+      }
+      shifted_crossings(shift, per_unit,
+                        [&](int ahead, int ranks) { links[{0, ahead}] += ranks * bytes; });
+    }
   }
 
   // Calls f(groups ahead, ranks) for the ranks of a group of `per_group` that a shift takes
@@ -123,7 +128,8 @@ class Timeline {
   int followed_;
   std::vector<double> cost_, phase_start_;
   std::vector<double> node_bytes_;  // this phase's off-node bytes per node of followed ranks
-  std::map<std::pair<int, int>, double> switch_bytes_;  // this phase's, by (from, to) switch
+  // This phase's bytes per level of shared links, by (from, to) unit.
+  std::vector<std::map<std::pair<int, int>, double>> link_bytes_;
   std::vector<std::int64_t> messages_;
   std::vector<double> bytes_;
   double phase_max_ = 0, seconds_ = 0;
@@ -372,10 +378,9 @@ Machine Machine::load(const std::string& path) {
     m.cores_per_node = j.value("cores_per_node", 0);
     if (j.contains("node_injection"))
       m.node_injection = j["node_injection"].at("beta_s_per_byte").get<double>();
-    if (j.contains("switch_links"))
-      m.switch_links =
-          Machine::SwitchLinks{std::max(1, j["switch_links"].at("nodes_per_switch").get<int>()),
-                               j["switch_links"].at("beta_s_per_byte").get<double>()};
+    for (const auto& level : j.value("shared_links", nlohmann::json::array()))
+      m.shared_links.push_back({std::max(1, level.at("nodes_per_unit").get<int>()),
+                                level.at("beta_s_per_byte").get<double>()});
     if (j.contains("shared_memory"))
       m.shared_memory = LinkCost{j["shared_memory"].at("alpha_s").get<double>(),
                                  j["shared_memory"].at("beta_s_per_byte").get<double>()};

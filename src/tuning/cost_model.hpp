@@ -40,15 +40,15 @@ struct Machine {
   // phase, the bytes a node's ranks send off the node take at least this long. Absent: no
   // limit beyond each rank's own inter-node beta.
   std::optional<double> node_injection;
-  // Nodes hang from switches, `nodes` each (numbered contiguously), and two switches are
-  // joined by one link of `beta` seconds per byte: in a phase, the bytes from one switch's
-  // nodes to another's take at least this long (a dragonfly's local links). Absent: switches
-  // add no limit.
-  struct SwitchLinks {
-    int nodes = 1;
+  // Levels of a network where consecutive nodes form units (a dragonfly's switches of 4
+  // nodes, its groups of 32) and two units are joined by one link of `beta` seconds per
+  // byte: in a phase, the bytes from one unit's nodes to another's take at least this long.
+  // None: no limit beyond the nodes' interfaces.
+  struct SharedLinks {
+    int nodes = 1;  // per unit, numbered contiguously
     double beta = 0;
   };
-  std::optional<SwitchLinks> switch_links;
+  std::vector<SharedLinks> shared_links;
 
   static Machine load(const std::string& path);  // JSON; throws a2av::Error
 };

@@ -108,13 +108,13 @@ TEST(CostModel, NodeInjectionIsSharedByTheNodesRanks) {
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{8, &matrix, 0}, m).seconds, 0);
 }
 
-TEST(CostModel, SwitchLinksAreSharedByTheSwitchsNodes) {
+TEST(CostModel, SharedLinksAreSharedByTheUnitsNodes) {
   // P = 16, nodes of 2 ranks, 2 nodes per switch (4 switches of 4 ranks), spread_out, 100 B
   // blocks, only the links between switches cost: each pair of switches carries 4 x 4
   // blocks, 1600 B at 1 s/B.
   Machine m;
   m.ranks_per_node = 2;
-  m.switch_links = Machine::SwitchLinks{2, 1.0};
+  m.shared_links = {{2, 1.0}};
   std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 1600);
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, nullptr, 100}, m).seconds, 1600)
@@ -126,8 +126,25 @@ TEST(CostModel, SwitchLinksAreSharedByTheSwitchsNodes) {
   EXPECT_GT(exact, 0);
   EXPECT_DOUBLE_EQ(predict(parse_spec("tuna:radix=2"), Workload{16, nullptr, 100}, m).seconds,
                    exact);
-  m.switch_links = Machine::SwitchLinks{8, 1.0};  // one switch: no link between switches
+  m.shared_links = {{8, 1.0}};  // one switch: no link between switches
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 0);
+}
+
+TEST(CostModel, TheBusiestLevelOfSharedLinksBounds) {
+  // P = 16 as above, switches of 2 nodes joined at 1 s/B, groups of 4 nodes (two groups)
+  // joined by one link at 2 s/B. spread_out: a pair of switches carries 1600 B (1600 s); the
+  // one pair of groups 8 x 8 blocks of 100 B at 2 s/B, 12800 s, the bound.
+  Machine m;
+  m.ranks_per_node = 2;
+  m.shared_links = {{2, 1.0}, {4, 2.0}};
+  std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 12800);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, nullptr, 100}, m).seconds,
+                   12800);
+  const double exact = predict(parse_spec("tuna:radix=2"), Workload{16, &matrix, 0}, m).seconds;
+  m.shared_links.pop_back();
+  EXPECT_GT(exact, predict(parse_spec("tuna:radix=2"), Workload{16, &matrix, 0}, m).seconds)
+      << "TuNA's round of distance 8 crosses between the groups";
 }
 
 TEST(CostModel, MeanBlocksMatchAConstantMatrix) {
