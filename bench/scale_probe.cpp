@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
       if (e.rank != 0) continue;
       fmt::print("P={} S={} {:<28} {:>10.1f} us  peak {} B  ran {}{}\n", e.size, size, spec,
                  median(times) * 1e6, peak, ran, validated ? "" : "  WRONG RESULT");
+      std::fflush(stdout);  // a point a simulation of hours printed is not lost if it is stopped
       results.push_back(
           {{"ranks", e.size},
            {"ranks_per_node", per_node},

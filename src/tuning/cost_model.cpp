@@ -106,8 +106,9 @@ class Timeline {
         if (from / per_unit != to / per_unit) links[{from / per_unit, to / per_unit}] += bytes;
         continue;
       }
-      shifted_crossings(shift, per_unit,
-                        [&](int ahead, int ranks) { links[{0, ahead}] += ranks * bytes; });
+      shifted_crossings(shift, per_unit, [&](int ahead, int ranks) {
+        links[{0, ahead}] += ranks * bytes;
+      });
     }
   }
 

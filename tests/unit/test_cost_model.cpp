@@ -139,8 +139,7 @@ TEST(CostModel, TheBusiestLevelOfSharedLinksBounds) {
   m.shared_links = {{2, 1.0}, {4, 2.0}};
   std::vector<std::vector<std::int64_t>> matrix(16, std::vector<std::int64_t>(16, 100));
   EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, &matrix, 0}, m).seconds, 12800);
-  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, nullptr, 100}, m).seconds,
-                   12800);
+  EXPECT_DOUBLE_EQ(predict(parse_spec("spread_out"), Workload{16, nullptr, 100}, m).seconds, 12800);
   const double exact = predict(parse_spec("tuna:radix=2"), Workload{16, &matrix, 0}, m).seconds;
   m.shared_links.pop_back();
   EXPECT_GT(exact, predict(parse_spec("tuna:radix=2"), Workload{16, &matrix, 0}, m).seconds)
