@@ -95,7 +95,7 @@ TEST(Route, EveryPermutationAsLanes) {
     if (rank_of(comm) != 0) continue;
     std::string line;
     for (std::size_t r = 0; r < histogram.size(); ++r)
-      line += " " + std::to_string(r) + ":" + std::to_string(histogram[r]);
+      line.append(" ").append(std::to_string(r)).append(":").append(std::to_string(histogram[r]));
     std::printf("P=%d %s, %zu permutations, lanes by correction rounds:%s\n", size,
                 method == Correction::first_phase ? "first_phase" : "transposition", perms.size(),
                 line.c_str());
