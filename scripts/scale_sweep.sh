@@ -72,6 +72,7 @@ hier_p256_inband_probe|polaris|256|$ompi|--specs tuna_coalesced;tuna_staggered -
 hier_p256_inband_1k_probe|polaris|256|$ompi|--specs tuna_coalesced --sizes 1024
 hier_p1024_inband_probe|polaris|1024|$ompi|--specs tuna_coalesced --sizes 16
 tuna_p4096_probe|polaris|4096|$ompi|--specs tuna:radix=2 --sizes 16
+hier_p4096_probe|polaris|4096|$ompi|--specs tuna_coalesced;tuna_staggered --sizes 16
 RUNS
 )
 

@@ -149,11 +149,12 @@ def run_table(name, rows):
 
 
 def platform_of(name):
-    """The platform of a run: its name's first word; nodes_* runs name it second if not Polaris."""
-    words = name.split("_")
-    if words[0] == "nodes":
-        return words[1] if words[1] in ("fugaku", "fattree") else "polaris"
-    return words[0]
+    """The platform a run names first or second (nodes_fugaku_*); runs that name none
+    (hier_*, tuna_*, nodes_p*, sparse_*) ran on the Polaris-like one."""
+    for word in name.split("_")[:2]:
+        if word in ("polaris", "fugaku", "fattree"):
+            return word
+    return "polaris"
 
 
 def best_radix(runs):
