@@ -106,10 +106,11 @@ const SparseCells* cells_of(const CommContext& ctx) {
     auto cells = std::make_shared<SparseCells>();
     cells->list_length = SparseCells::list_length_for(ctx.size);
     const std::size_t fixed = kLine + cells->list_length * sizeof(Descriptor);
-    const std::int64_t room = shared_memory_budget(ctx.size) / 2 - static_cast<std::int64_t>(fixed);
+    const std::int64_t budget = shared_memory_budget(ctx.size);
+    const std::int64_t room = budget / 2 - static_cast<std::int64_t>(fixed);
     cells->data_bytes = room > 0 ? static_cast<std::size_t>(room) / kLine * kLine : 0;
     cells->half_bytes = fixed + cells->data_bytes;
-    const bool wanted = shared_memory_budget(ctx.size) > 0;
+    const bool wanted = budget > 0;
     cells->segment = std::make_shared<NodeSegment>(
         ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
     ctx.sparse_cells = std::move(cells);

@@ -93,24 +93,24 @@ class Timeline {
   // sending to i + shift: of a group of consecutive ranks (a node, a unit's nodes), some land
   // `ahead` groups on and the rest one further, and every group does the same.
   void count_crossings(int from, int to, double bytes) {
-    const int shift = ((to - from) % w_.size + w_.size) % w_.size;
     if (followed_ > 1) {
       if (from / q_ != to / q_) node_bytes_[from / q_] += bytes;
-    } else {
-      shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
-    }
-    for (std::size_t level = 0; level < link_bytes_.size(); ++level) {
-      const int per_unit = q_ * m_.shared_links[level].nodes;
-      auto& links = link_bytes_[level];
-      if (followed_ > 1) {
-        if (from / per_unit != to / per_unit) links[{from / per_unit, to / per_unit}] += bytes;
-        continue;
+      for (std::size_t level = 0; level < link_bytes_.size(); ++level) {
+        const int per_unit = ranks_per_unit(level);
+        if (from / per_unit != to / per_unit)
+          link_bytes_[level][{from / per_unit, to / per_unit}] += bytes;
       }
-      shifted_crossings(shift, per_unit, [&](int ahead, int ranks) {
-        links[{0, ahead}] += ranks * bytes;
-      });
+      return;
     }
+    const int shift = ((to - from) % w_.size + w_.size) % w_.size;
+    shifted_crossings(shift, q_, [&](int, int ranks) { node_bytes_[0] += ranks * bytes; });
+    for (std::size_t level = 0; level < link_bytes_.size(); ++level)
+      shifted_crossings(shift, ranks_per_unit(level), [&](int ahead, int ranks) {
+        link_bytes_[level][{0, ahead}] += ranks * bytes;
+      });
   }
+
+  int ranks_per_unit(std::size_t level) const { return q_ * m_.shared_links[level].nodes; }
 
   // Calls f(groups ahead, ranks) for the ranks of a group of `per_group` that a shift takes
   // to another group.
