@@ -156,6 +156,12 @@ int main(int argc, char** argv) {
   }
   const int per_node = ranks_per_node();
   nlohmann::json results = nlohmann::json::array();
+  // Rewritten after every point: a simulation of hours that is stopped keeps what it measured.
+  const auto save = [&] {
+    if (!json.empty())
+      std::ofstream(json) << nlohmann::json{{"schema", "a2av-scale-probe/1"}, {"results", results}}
+                          << "\n";
+  };
   for (std::int64_t size : sizes) {
     Exchange e = make_exchange(size, seed);
     for (const std::string& spec : specs) {
@@ -171,7 +177,7 @@ int main(int argc, char** argv) {
       if (e.rank != 0) continue;
       fmt::print("P={} S={} {:<28} {:>10.1f} us  peak {} B  ran {}{}\n", e.size, size, spec,
                  median(times) * 1e6, peak, ran, validated ? "" : "  WRONG RESULT");
-      std::fflush(stdout);  // a point a simulation of hours printed is not lost if it is stopped
+      std::fflush(stdout);
       results.push_back(
           {{"ranks", e.size},
            {"ranks_per_node", per_node},
@@ -183,14 +189,10 @@ int main(int argc, char** argv) {
            {"median_s", median(times)},
            {"peak_temp_bytes", spec == kVendor ? nlohmann::json() : nlohmann::json(peak)},
            {"validated", validated}});
+      save();
       if (!validated) MPI_Abort(MPI_COMM_WORLD, 2);
     }
   }
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !json.empty())
-    std::ofstream(json) << nlohmann::json{{"schema", "a2av-scale-probe/1"}, {"results", results}}
-                        << "\n";
   MPI_Finalize();
   return 0;
 }

@@ -26,9 +26,10 @@ polling="--cfg=smpi/test:1e-7 --cfg=smpi/grow-injected-times:no"
 # NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
 # tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
 # The vendor's O(P^2) concurrent messages are what the simulator pays for (docs/scale.md):
-# at P = 1024 only the MPICH selector's (32 messages in flight per rank; Open MPI's posts all
-# 1023 at once, which did not finish), at one size without validation (validated in the run
-# without it), and at P = 4096 not at all.
+# at P = 1024 the MPICH selector's (32 messages in flight per rank) at one size without
+# validation, the Open MPI selector's (all 1023 at once) only since simulate.sh sets
+# maxmin/precision (ompi_p1024_probe), and at P = 4096 not at all. The runs listed after
+# hier_p4096_probe ran with that setting; those before it, with SimGrid's default.
 # *_probe runs use bench/scale_probe (O(P) setup per rank, where a2av bench's P x P matrix per
 # rank costs P^3 in all); their spec lists are ';'-separated. SimGrid's default collective
 # selector is slower than both MPIs' (a2av's own MPI_Allreduce and barriers use it), so every
@@ -73,6 +74,8 @@ hier_p256_inband_1k_probe|polaris|256|$ompi|--specs tuna_coalesced --sizes 1024
 hier_p1024_inband_probe|polaris|1024|$ompi|--specs tuna_coalesced --sizes 16
 tuna_p4096_probe|polaris|4096|$ompi|--specs tuna:radix=2 --sizes 16
 hier_p4096_probe|polaris|4096|$ompi|--specs tuna_coalesced;tuna_staggered --sizes 16
+ompi_p1024_probe|polaris|1024|$ompi|--specs node_aware;tuna_coalesced;tuna:radix=2;MPI_Alltoallv --sizes 16 --warmup 0
+radix_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=4;tuna:radix=32;tuna:radix=8 --sizes 16,256
 RUNS
 )
 

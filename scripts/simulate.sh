@@ -72,11 +72,17 @@ selector=(--cfg=smpi/coll-selector:ompi)
 # of wall time at P = 1024. A binomial tree makes it 5 us and under a second (at P = 4096 too).
 bcast=(--cfg=smpi/bcast:binomial_tree)
 [[ ${A2AV_SIM_CFG:-} == *smpi/bcast:* ]] && bcast=()
+# SimGrid 3.32's max-min solver compares what is left of a link's summed flow weights (about
+# 1e6 per flow here) with an absolute maxmin/precision, 1e-5 by default; tens of thousands of
+# flows on a link round past that and stop the simulation ("Cannot saturate more a constraint
+# that has no active element", or a segmentation fault). 1e-2 moved no result by over 0.3%.
+precision=(--cfg=maxmin/precision:1e-2)
+[[ ${A2AV_SIM_CFG:-} == *maxmin/precision* ]] && precision=()
 status=0
 /usr/bin/time -f "simulate.sh: wall %e s, peak memory %M KiB" \
   smpirun -np "$ranks" -platform "$platform" -hostfile "$work/hosts" \
   --cfg=smpi/privatization:dlopen --cfg=contexts/factory:raw --log=root.thres:critical \
-  "${selector[@]}" "${bcast[@]}" ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
+  "${selector[@]}" "${bcast[@]}" "${precision[@]}" ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
 grep -v '^\[' "$work/log" >&2 || true
 if grep -q "Deadlock\|did not return 0" "$work/log"; then
   grep -m5 "Deadlock\|did not return 0" "$work/log" >&2
