@@ -23,13 +23,17 @@ mpich=--cfg=smpi/coll-selector:mpich
 # default injects 100 us per failed test, growing. (The platforms have set both since the
 # nodes_* runs; the runs before them ran with SMPI's defaults for MPI_Test.)
 polling="--cfg=smpi/test:1e-7 --cfg=smpi/grow-injected-times:no"
+# Open MPI's basic_linear (its selector's choice for 128 <= P < 256 and from P = 1024 on) at
+# other P, to check SMPI's lower bound on it that docs/scale.md uses at P = 1024.
+linear="--cfg=smpi/alltoallv:ompi_basic_linear"
 # NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
 # tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
 # The vendor's O(P^2) concurrent messages are what the simulator pays for (docs/scale.md):
 # at P = 1024 the MPICH selector's (32 messages in flight per rank) at one size without
-# validation, the Open MPI selector's (all 1023 at once) only since simulate.sh sets
-# maxmin/precision (ompi_p1024_probe), and at P = 4096 not at all. The runs listed after
-# hier_p4096_probe ran with that setting; those before it, with SimGrid's default.
+# validation; the Open MPI selector's (all 1023 at once) crashed SimGrid before simulate.sh
+# set maxmin/precision and was too slow after (ompi_p1024_probe, stopped; its a2av points
+# came out); at P = 4096 not at all. The runs listed after hier_p4096_probe ran with that
+# setting; those before it, with SimGrid's default.
 # *_probe runs use bench/scale_probe (O(P) setup per rank, where a2av bench's P x P matrix per
 # rank costs P^3 in all); their spec lists are ';'-separated. SimGrid's default collective
 # selector is slower than both MPIs' (a2av's own MPI_Allreduce and barriers use it), so every
@@ -75,7 +79,10 @@ hier_p1024_inband_probe|polaris|1024|$ompi|--specs tuna_coalesced --sizes 16
 tuna_p4096_probe|polaris|4096|$ompi|--specs tuna:radix=2 --sizes 16
 hier_p4096_probe|polaris|4096|$ompi|--specs tuna_coalesced;tuna_staggered --sizes 16
 ompi_p1024_probe|polaris|1024|$ompi|--specs node_aware;tuna_coalesced;tuna:radix=2;MPI_Alltoallv --sizes 16 --warmup 0
-radix_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=4;tuna:radix=32;tuna:radix=8 --sizes 16,256
+radix_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=4;tuna:radix=8 --sizes 16,256
+linear_p128_probe|polaris|128|$ompi|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
+linear_p256_probe|polaris|256|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
+linear_p512_probe|polaris|512|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16 --warmup 0
 RUNS
 )
 
