@@ -23,6 +23,10 @@ matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 
 BASELINE = "MPI_Alltoallv"
+# What SMPI charges a rank per eager message it sends (smpi/ois) and receives (smpi/or) on
+# the Polaris-like platform (tools/platforms/polaris.xml): Open MPI's basic_linear pays it
+# P - 1 times over, whatever the network does (docs/scale.md).
+LINEAR_CHARGE_S = 0.2e-6 + 0.5e-6
 # Runs made before TuNA agreed on errors in band (commit cd68582): their a2av rows paid an
 # allreduce per call that later runs do not. Tables show them as they are; the plots and the
 # best-radix table take a2av rows from the later runs (vendor rows from any run).
@@ -214,7 +218,12 @@ def plot_time(runs, path, sizes=(16, 256)):
             style = dict(color="black", linewidth=2.5) if vendor else {}
             if vendor and "MPICH" in alg:
                 style = dict(color="gray", linewidth=2.5, linestyle="--")
+            if vendor and "basic_linear" in alg:
+                style = dict(color="black", linewidth=1.5, linestyle=":")
             ax.plot(ps, [points[p] for p in ps], marker="o", label=alg, **style)
+        ps = [128, 256, 512, 1024]
+        ax.plot(ps, [(p - 1) * LINEAR_CHARGE_S * 1e6 for p in ps], color="black", linewidth=0.8,
+                linestyle="--", label="basic_linear's lower bound, (P - 1) x 0.7 us")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks P (32 per node)")
