@@ -82,7 +82,8 @@ status=0
 /usr/bin/time -f "simulate.sh: wall %e s, peak memory %M KiB" \
   smpirun -np "$ranks" -platform "$platform" -hostfile "$work/hosts" \
   --cfg=smpi/privatization:dlopen --cfg=contexts/factory:raw --log=root.thres:critical \
-  "${selector[@]}" "${bcast[@]}" "${precision[@]}" ${A2AV_SIM_CFG:-} "${program[@]}" "$@" 2>"$work/log" || status=$?
+  "${selector[@]}" "${bcast[@]}" "${precision[@]}" ${A2AV_SIM_CFG:-} "${program[@]}" "$@" \
+  2>"$work/log" || status=$?
 grep -v '^\[' "$work/log" >&2 || true
 if grep -q "Deadlock\|did not return 0" "$work/log"; then
   grep -m5 "Deadlock\|did not return 0" "$work/log" >&2
