@@ -3,7 +3,7 @@
 // all: at P = 4096 a quarter of an hour per matrix on one simulating core). Here each rank
 // draws only its own row and column, from a counter-based hash of (seed, sender, receiver),
 // so setup is O(P) per rank. Blocks are uniform in 0..S bytes, as TuNA's evaluation draws them
-// (fan-tuna-configurable-alltoallv.txt, Section V-A); every received byte is checked against
+// (Fan et al. [Fan24], Section V-A); every received byte is checked against
 // its encoding before timing. The spec MPI_Alltoallv times the MPI library's own. Output: the
 // `results` records of a2av-bench JSON that tools/scale_report.py reads (docs/scale.md).
 //

@@ -1,5 +1,5 @@
 // tuna_ablation: what each of TuNA's lean-round choices buys. It times a textbook two-phase
-// TuNA (fan-tuna-configurable-alltoallv.txt, Algorithm 1: per round a blocking metadata
+// TuNA (Fan et al. [Fan24], Algorithm 1: per round a blocking metadata
 // MPI_Sendrecv, then every block packed, then the data MPI_Sendrecv; store of B*M bytes),
 // then the same with one change at a time, then a2av's tuna (batch 1, then all rounds of a
 // digit in flight), against the vendor MPI_Alltoallv. Rounds come from a2av's own schedule.

@@ -1,6 +1,6 @@
 // sample_sort: sorts random 64-bit keys (or key-value records) across the ranks with
 // a2av::sample_sort (regular sampling, Shi-Schaeffer) or a2av::bucket_sort, as in the lecture's
-// "Sorting" part (../shared/seeds/lecture-collective-communication.txt). It verifies that the
+// "Sorting" part ([Lecture14] in docs/references.md). It verifies that the
 // output is sorted across ranks and a permutation of the input (order-independent hash) and
 // that no rank exceeds the balance bound n/p + n/s - p, and exits non-zero if any check fails.
 // --bench times the phases (local sort, splitters, exchange, merge; median over repetitions

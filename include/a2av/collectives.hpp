@@ -1,4 +1,4 @@
-// The textbook collectives of the lecture (../shared/seeds/lecture-collective-communication.txt)
+// The textbook collectives of the lecture ([Lecture14] in docs/references.md)
 // on MPI point-to-point: broadcast, reduce, allreduce, scatter, gather, allgather and
 // alltoall with uniform blocks, each for any P and any root, with a choice of algorithm.
 // docs/collectives.md lists the algorithms and their alpha-beta costs.

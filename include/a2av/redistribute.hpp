@@ -1,5 +1,5 @@
 // Block redistribution with limited memory (C++ form of A2AV_Redist_*), after MADRE
-// (siegel-madre.txt). A rank owns nblocks blocks of block_bytes each, in one array; a run
+// ([Siegel10]). A rank owns nblocks blocks of block_bytes each, in one array; a run
 // moves the content of block i to block dest_index[i] of rank dest_rank[i] (dest_rank[i] < 0:
 // block i is free), in place: the extra memory is O(P) counts, O(nblocks) addresses and one
 // or two blocks, never a second copy of the data. Blocks that nothing moves into keep

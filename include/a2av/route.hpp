@@ -1,5 +1,5 @@
 // Permutation routing over a bitonic merge network, and the fixpoint analysis behind it
-// (../shared/seeds/mundani-bitonic-communication.txt; docs/route.md).
+// (Mundani and Rank [Mundani11], docs/references.md; docs/route.md).
 //
 //  - a2av::route / a2av::route_packets (Sections II-A, III, III-C): every rank holds M packets
 //    (lanes), and lane m's packets are addressed to a permutation of the ranks. One pass of the

@@ -1,5 +1,5 @@
 // Parallel sorting over the a2av exchange, after the lecture's "Sorting" part
-// (../shared/seeds/lecture-collective-communication.txt, "Bucket sort" to "Determining the send
+// ([Lecture14] in docs/references.md, "Bucket sort" to "Determining the send
 // and receive lists").
 //
 //  - a2av::sample_sort: sample sort by regular sampling (Shi and Schaeffer 1992): local sort,

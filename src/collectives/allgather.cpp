@@ -1,4 +1,4 @@
-// Allgather (lecture-collective-communication.txt, "AllGather" and "Allgather"), n = all P
+// Allgather ([Lecture14], "AllGather" and "Allgather"), n = all P
 // blocks:
 //  - recursive_doubling: the hypercube exchange, partners rank XOR 2^k swap everything
 //    they hold; lg P alpha + (P-1)/P n beta for a power of two. Otherwise the usual fold:

@@ -1,4 +1,4 @@
-// Allreduce (lecture-collective-communication.txt, "Allreduce()": one phase instead of
+// Allreduce ([Lecture14], "Allreduce()": one phase instead of
 // reduce + bcast, using duplex links), with gamma the cost per byte of the op:
 //  - recursive_doubling: partners rank XOR 2^k exchange whole vectors and both combine;
 //    lg P (alpha + n beta + n gamma) for a power of two, the usual fold of the extra ranks

@@ -1,4 +1,4 @@
-// Alltoall with uniform blocks (lecture-collective-communication.txt, "All to all",
+// Alltoall with uniform blocks ([Lecture14], "All to all",
 // "Exchange algorithm", "Recursive doubling for short messages"), n = one rank's P blocks:
 //  - exchange: P-1 steps, in step i send to rank+i and receive from rank-i;
 //    (P-1) alpha + (P-1) n/P beta, for long messages.

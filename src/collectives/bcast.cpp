@@ -1,4 +1,4 @@
-// Broadcast (lecture-collective-communication.txt, "Broadcast", "Hypercube broadcast
+// Broadcast ([Lecture14], "Broadcast", "Hypercube broadcast
 // algorithm" and "Revisiting Broadcast" / "Strategy for long messages"):
 //  - binomial: the binomial tree over ranks relative to the root, the hypercube algorithm
 //    for any P; ceil(lg P) rounds, ceil(lg P) (alpha + n beta).

@@ -1,4 +1,4 @@
-// The pieces reduce and allreduce share (lecture-collective-communication.txt, "Reduction",
+// The pieces reduce and allreduce share ([Lecture14], "Reduction",
 // "Allreduce"; Rabenseifner's reduce-scatter + gather/allgather, as in MPICH): the fold of
 // a non-power of two, recursive-halving reduce-scatter and its mirror images. Operands are
 // always combined lower ranks first, so non-commutative operators are exact.

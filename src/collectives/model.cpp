@@ -1,5 +1,5 @@
 // Names, the automatic choice and the lecture's alpha-beta cost of every collective
-// algorithm (lecture-collective-communication.txt; each algorithm's file says where its
+// algorithm ([Lecture14]; each algorithm's file says where its
 // formula comes from). n is the lecture's n: the vector for bcast/reduce/allreduce, all P
 // blocks for scatter/gather/allgather, one rank's P blocks for alltoall.
 #include "collectives/common.hpp"

@@ -1,4 +1,4 @@
-// Reduce (lecture-collective-communication.txt, "Reduction": the hypercube algorithm run
+// Reduce ([Lecture14], "Reduction": the hypercube algorithm run
 // backwards; "Revisiting Broadcast" for any P), with gamma the cost per byte of the op:
 //  - binomial: the binomial tree toward the root; ceil(lg P) (alpha + n beta + n gamma).
 //    A non-commutative op needs the tree in rank order: rooted at 0, then one more message

@@ -1,4 +1,4 @@
-// Scatter and gather (lecture-collective-communication.txt, "Scatter" and "Minimum
+// Scatter and gather ([Lecture14], "Scatter" and "Minimum
 // spanning tree algorithm"), n = all P blocks:
 //  - linear: the root sends (receives) every block itself; (P-1) alpha + (P-1)/P n beta.
 //  - binomial: the minimum spanning tree, each subtree's blocks travel together;

@@ -1,5 +1,5 @@
 // inplace_auto: the switch between the two in-place algorithms that Zhuang et al. leave as
-// future work (zhuang-memory-efficient-alltoallv.txt, Sections 3.3 and 5).
+// future work (Zhuang et al. [Zhuang09], Sections 3.3 and 5).
 //
 // The cost of either algorithm depends on the whole count matrix (pairwise forwards what a
 // pair cannot exchange directly and can serialize, Zhuang case 4; bitonic moves little when

@@ -1,6 +1,6 @@
 // inplace_bitonic: the all-to-all as a parallel sort of the elements by key (final global
 // position), on Batcher's bitonic sorting network with blocks of C elements per rank and
-// compare-split comparators (zhuang-memory-efficient-alltoallv.txt, Section 3.2, Fig. 2-3).
+// compare-split comparators (Zhuang et al. [Zhuang09], Section 3.2, Fig. 2-3).
 // The network is the form whose comparators all put the minimum on the lower rank (a flip
 // across each merge block, then half-cleaners), so for P not a power of two the virtual
 // ranks P..2^L-1 hold +infinity, are never touched, and every comparator reaching one is

@@ -1,4 +1,4 @@
-// inplace_pairwise: the asymmetric pairwise exchange (zhuang-memory-efficient-alltoallv.txt,
+// inplace_pairwise: the asymmetric pairwise exchange (Zhuang et al. [Zhuang09],
 // Section 3.3, Fig. 4). Rank i meets every other rank once: first the lower ranks
 // 0..i-1, then the higher ones i+1..P-1. When i meets a lower rank j, i hands over every
 // element of S(j) it holds and takes in as many elements of j's choosing; when it meets a

@@ -1,7 +1,7 @@
 // The state both in-place algorithms work on, and the steps they share: building each
 // rank's key-ordered run list and memory layout from the counts, exchanging run lists with
 // a partner, and swapping equal-length ranges with a partner through the chunk buffer.
-// Source: zhuang-memory-efficient-alltoallv.txt, Section 2 (problem), Section 3.1 (swap).
+// Source: Zhuang et al. [Zhuang09], Section 2 (problem), Section 3.1 (swap).
 #pragma once
 
 #include "core/comm_context.hpp"

@@ -1,4 +1,4 @@
-// A rank's blocks and where each block's content must go (siegel-madre.txt, Section 3:
+// A rank's blocks and where each block's content must go ([Siegel10], Section 3:
 // "a module for the management of blocks on a single process"). Slots 0..n-1 are the
 // caller's blocks; slots n.. are extra blocks the algorithm reserved (one for the cyclic
 // scheduler, one when no rank has any free space), tracked memory.

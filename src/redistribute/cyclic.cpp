@@ -1,4 +1,4 @@
-// cyclic: MADRE's cyclic scheduler (siegel-madre.txt, Section 3.2, Figure 4). A root walks
+// cyclic: MADRE's cyclic scheduler ([Siegel10], Section 3.2, Figure 4). A root walks
 // the transmission graph (edge i -> j of weight k: rank i holds k blocks bound for j) depth
 // first, with each rank streaming in one outgoing edge at a time, so the root holds O(P)
 // state, never the graph. A cycle on the stack becomes one send-receive action on each of

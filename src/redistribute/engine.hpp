@@ -1,6 +1,6 @@
 // What the distributed redistribution algorithms share: the rank's block store, the
 // statistics, and one step that moves sets of slots to and from peers with their
-// destination addresses (siegel-madre.txt, Section 3).
+// destination addresses ([Siegel10], Section 3).
 #pragma once
 
 #include <a2av/redistribute.hpp>

@@ -1,4 +1,4 @@
-// parking: the Pinar-Hendrickson phase algorithm as MADRE implements it (siegel-madre.txt,
+// parking: the Pinar-Hendrickson phase algorithm as MADRE implements it ([Siegel10],
 // Section 3.1, Figure 3). Each phase: every rank asks each destination to take its blocks
 // (MPI_Alltoall), destinations grant their free space first-fit in rank order, ranks that
 // will still lack space after the phase park blocks on ranks with spare space (a root

@@ -1,4 +1,4 @@
-// Transmutations and the local redistribution algorithm of MADRE (siegel-madre.txt,
+// Transmutations and the local redistribution algorithm of MADRE ([Siegel10],
 // Section 2: Definitions 2.1-2.3, Theorem 2.7, Figure 2, Theorem 2.9).
 //
 // A transmutation of {0..n-1} is an injective partial map p: p[i] >= 0 is where block i's

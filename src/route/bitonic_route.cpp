@@ -1,5 +1,5 @@
 // route_packets: permutation routing over the bitonic merge network
-// (mundani-bitonic-communication.txt, Sections II-A and III-A, III-C; Fig. 1 and Fig. 2).
+// (Mundani and Rank [Mundani11], Sections II-A and III-A, III-C; Fig. 1 and Fig. 2).
 // A packet's key is its destination, so sorting the keys delivers it. One merge pass is
 // log2 P' compare-exchange steps with partner rank ^ d, d = P'/2, ..., 1, every rank holding
 // one packet per lane throughout. After the step at distance d a packet only moves inside its

@@ -1,4 +1,4 @@
-// The 0-1 analysis of the bitonic merger (mundani-bitonic-communication.txt, Sections II-B,
+// The 0-1 analysis of the bitonic merger (Mundani and Rank [Mundani11], Sections II-B,
 // II-C, III-A, III-B; Fig. 1 and Fig. 2), on 64-bit words, no MPI.
 //
 // Why the enumeration is fast: a comparator step of Fig. 1 pairs i with i + d (bit d of i

@@ -1,5 +1,5 @@
 // Bucket sort for uniform keys, as in the lecture's "Sorting" part
-// (../shared/seeds/lecture-collective-communication.txt, "Bucket sort" and "Worst case
+// ([Lecture14] in docs/references.md, "Bucket sort" and "Worst case
 // behavior"): the non-template half of a2av::bucket_sort (include/a2av/sort.hpp). Rank j owns
 // the j-th of P equal subranges of the key range; one MPI_Alltoall of counts and one alltoallv
 // of the data, O(n/p) bucket assignment, then a local sort of what arrives.

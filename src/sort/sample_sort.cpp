@@ -1,5 +1,5 @@
 // Sample sort by regular sampling (Shi and Schaeffer 1992), as in the lecture's "Sorting"
-// part (../shared/seeds/lecture-collective-communication.txt, "Splitter selection: regular
+// part ([Lecture14] in docs/references.md, "Splitter selection: regular
 // sampling" and "Performance"): the non-template half of a2av::sample_sort (include/a2av/sort.hpp).
 // Cost beyond the local sort and merge: one MPI_Allgather of s samples per rank (P s samples,
 // sorted on every rank, O(P s log(P s))), one MPI_Alltoall of counts, one alltoallv of the data.

@@ -1,4 +1,4 @@
-// a2av::route (include/a2av/route.hpp; mundani-bitonic-communication.txt, Sections II-III):
+// a2av::route (include/a2av/route.hpp; Mundani and Rank [Mundani11], Sections II-III):
 // every permutation of P <= 8 ranks (40320 at P = 8, routed as lanes of one M-packet call,
 // Section III-C) and seeded random ones above, each packet checked for its source and payload,
 // each lane's correction rounds against the 0-1 prediction, the step counts against the

@@ -1,5 +1,5 @@
 // a2av::sample_sort and a2av::bucket_sort (include/a2av/sort.hpp), the lecture's "Sorting"
-// part (../shared/seeds/lecture-collective-communication.txt): the output is sorted across
+// part ([Lecture14] in docs/references.md): the output is sorted across
 // ranks, holds the same multiset as the input (order-independent hash), and sample sort
 // keeps every rank within the balance bound, on uniform, skewed, duplicate-heavy and
 // all-equal keys, with empty and uneven ranks, for 64-bit keys and key-value records.

@@ -1,5 +1,5 @@
 // The 0-1 analysis of the bitonic merger (include/a2av/route.hpp;
-// mundani-bitonic-communication.txt, Sections II-B, II-C, III-A): the paper's counts of
+// Mundani and Rank [Mundani11], Sections II-B, II-C, III-A): the paper's counts of
 // incorrect states, its N = 8 list and correction results, and the enumeration against
 // brute force over all 2^N inputs.
 #include <a2av/route.hpp>

@@ -1,4 +1,4 @@
-// Transmutations and the local algorithm (siegel-madre.txt Section 2): Example 2.8's
+// Transmutations and the local algorithm ([Siegel10], Section 2): Example 2.8's
 // factorisation, random transmutations whose copies equal ncpy and whose data land where
 // the map says, and invalid maps rejected before anything moves.
 #include "redistribute/transmutation.hpp"

@@ -1,6 +1,6 @@
 // `a2av fixpoints [N...]`: the incorrect states (fixpoints) of the bitonic merger on 0-1
 // inputs and the correction rounds each needs, per correction method of Section III-A
-// (mundani-bitonic-communication.txt, Sections II-C, III-A, III-B; docs/route.md). Plain
+// (Mundani and Rank [Mundani11], Sections II-C, III-A, III-B; docs/route.md). Plain
 // computation on one rank; N up to 64 (N = 32 in milliseconds, N = 64 in seconds).
 #pragma once
 

@@ -1,11 +1,11 @@
 // Count patterns for `a2av bench --pattern`: seeded P x P block-size matrices. Sources
-// (../shared/seeds/, docs/patterns.md has the table):
-//   uniform          TuNA (fan-tuna-configurable-alltoallv), Section V-A: sizes uniform in 0..S.
+// (docs/references.md has the papers, docs/patterns.md the table):
+//   uniform          TuNA (Fan et al. [Fan24]), Section V-A: sizes uniform in 0..S.
 //   normal           TuNA Section VI-C, Figure 16(a): mean 1000, stddev 240, blocks <= 1024.
 //   power-law        TuNA Section VI-C, Figure 16(b): "power-law (exponential)", exponent 0.95;
 //                    as in the authors' benchmark, a row is S * exponent^k (k = 0..P-1) shuffled.
 //   fft-n1, fft-n2   TuNA Section VI-A, the FFT workloads N1 and N2.
-//   zhuang1..4       Zhuang et al. (zhuang-memory-efficient-alltoallv) Section 4, cases 1-4,
+//   zhuang1..4       Zhuang et al. [Zhuang09], Section 4, cases 1-4,
 //                    with N/P = S bytes.
 // Only the raw output of std::mt19937_64 (fully specified by the standard) is used; the
 // arithmetic on it is ours, so a seed gives the same matrix with any standard library.

@@ -1,4 +1,4 @@
-// `a2av bench --redistribute`: the five experiments of the MADRE paper (siegel-madre.txt,
+// `a2av bench --redistribute`: the five experiments of the MADRE paper ([Siegel10],
 // Section 4), scaled by --blocks and --block-bytes: (1) a global cycle with no free space,
 // (2) the cycle with 20% free, (3) decreasing free space at fixed P, (4) all free space on
 // one rank, (5) a global transpose with 20% free. Each algorithm's time (median over
