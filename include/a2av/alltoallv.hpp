@@ -39,12 +39,28 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
                std::span<const MPI_Count> recvcounts, std::span<const MPI_Aint> rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, const Options& options = {});
 
-// The algorithms, their parameters ("radix (2..2147483647, default 0): ...") and summaries.
+// One integer parameter of an algorithm (`key=value` in a spec).
+struct ParameterDescription {
+  std::string name;
+  std::int64_t min{};
+  std::int64_t max{};
+  std::int64_t default_value{};
+  std::string default_meaning;  // what the default stands for where resolved at run time
+  std::string doc;
+};
+
+// One algorithm as the library describes it (`a2av algorithms` prints them all).
 struct AlgorithmDescription {
+  std::string family;  // "alltoallv", "in-place", "redistribution" or "sparse"
   std::string name;
   std::string summary;
-  std::vector<std::string> parameters;
+  std::vector<ParameterDescription> parameters;
+  std::string restrictions;  // where it runs as described; empty: everywhere
+  std::string fallback;      // what runs where it does not
+  std::string source;        // what it implements (docs/references.md)
+  bool one_node_only = false;  // meant for the ranks of one node
 };
+// Every algorithm of every family, alltoallv first, in the order of the library's tables.
 std::vector<AlgorithmDescription> algorithms();
 
 // The documented bound on the temporary bytes `spec` allocates on one rank, for P ranks,

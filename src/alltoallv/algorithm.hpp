@@ -6,9 +6,9 @@
 #include "core/comm_context.hpp"
 #include "core/memory.hpp"
 #include "core/p2p.hpp"
+#include "core/spec.hpp"
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -22,45 +22,106 @@ struct Exchange {
   MemoryTracker& memory;          // charge every temporary buffer here
   Mismatch& mismatch;             // count disagreements seen while data moved
   const Call& call;               // the user's arguments (for the vendor call)
-  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (AlgorithmInfo::announce)
+  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (AlgorithmDescriptor::announce)
 };
 
-// Resolved parameters of one algorithm, by key.
-using Params = std::map<std::string, std::int64_t, std::less<>>;
-
-using AlgorithmFn = void (*)(const Exchange&, const Params&);
-
-void run_vendor(const Exchange&, const Params&);
-void run_linear(const Exchange&, const Params&);
-void run_spread_out(const Exchange&, const Params&);
-void run_scattered(const Exchange&, const Params&);
-void run_pairwise(const Exchange&, const Params&);
-void run_shared_memory(const Exchange&, const Params&);
-void run_node_aware(const Exchange&, const Params&);
-void run_tuna(const Exchange&, const Params&);
-void run_tuna_coalesced(const Exchange&, const Params&);
-void run_tuna_staggered(const Exchange&, const Params&);
+using AlgorithmFn = void (*)(const Exchange&, const ParamValues&);
 
 // In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
 // while its peers run the algorithm. The message-based ones share announce_error.
-using AnnounceFn = void (*)(const CommContext&, const Params&, int code, PeerErrors&);
-void announce_error_shared_memory(const CommContext& ctx, const Params&, int code,
-                                  PeerErrors& peers);
-void announce_error_node_aware(const CommContext& ctx, const Params& params, int code,
-                               PeerErrors& peers);
+using AnnounceFn = void (*)(const CommContext&, const ParamValues&, int code, PeerErrors&);
+// announce_error for the direct algorithms, whose peers wait on one message each.
+void announce_by_messages(const CommContext& ctx, const ParamValues&, int code, PeerErrors& peers);
+
+// What a memory bound depends on, all agreed across ranks except send_total.
+struct BoundInput {
+  int size;
+  int node_size;
+  std::int64_t max_block;   // largest block of any rank, bytes
+  std::int64_t send_total;  // this rank's send bytes
+};
+using MemoryBoundFn = std::int64_t (*)(const BoundInput&, const ParamValues&);
+std::int64_t no_memory(const BoundInput&, const ParamValues&);
+
+// The ranks and nodes a spec meets, for resolving its run-time defaults.
+struct Topology {
+  int size;
+  int node_size;
+  bool uniform_nodes;
+};
+
+struct AlgorithmDescriptor;
+
+// A parsed spec: the algorithm and its parameter values, defaults filled in.
+struct Spec {
+  const AlgorithmDescriptor* algorithm = nullptr;
+  ParamValues params;
+  bool validate = false;  // the common key validate=0|1
+};
+
+// How the cost model (tuning/cost_model.cpp) builds an algorithm's phases: the shape of its
+// schedule, so that the model matches on the shape, never on a name.
+enum class ModelShape {
+  none,            // not predicted (auto)
+  direct,          // one message per peer, peers in batches (CostModel::batch)
+  shared_memory,   // one node: cells or messages
+  node_aware,      // shared memory inside nodes, aggregated between them
+  tuna,            // radix rounds over all ranks
+  tuna_coalesced,  // TuNA inside nodes, one message per remote node
+  tuna_staggered,  // TuNA inside nodes, one message per remote block
+};
+struct CostModel {
+  ModelShape shape = ModelShape::none;
+  const Param* batch = nullptr;  // direct: peers per phase from this parameter; null: all
+  bool one_at_a_time = false;    // direct: one peer per phase
+};
+
+// Where the cost model looks for candidates (tuning/selector.cpp).
+struct CandidateScope {
+  int size;
+  int ranks_per_node;
+  bool machine_has_shared_memory;
+};
+
+// Which launches a test spec needs: any, one node, several (real or emulated) nodes.
+enum class Nodes { any, one, several };
+struct TestSpec {
+  std::string spec;
+  Nodes nodes = Nodes::any;
+};
+
+// Everything the library knows about one alltoallv algorithm, declared once, in the
+// algorithm's own file (as MPICH's coll_algorithms.txt does): the registry, describe(), the
+// cost model, the selector's candidates, `a2av algorithms`, the README's table and the tests'
+// spec lists follow from it.
+struct AlgorithmDescriptor {
+  std::string_view name{};
+  std::string_view summary{};
+  std::vector<const Param*> params{};
+  std::string_view restrictions{};  // where it runs as described; "" everywhere
+  std::string_view fallback{};    // what runs where it does not
+  std::string_view source{};       // what it implements (docs/references.md)
+  AlgorithmFn run = nullptr;      // null for auto, which is resolved before running
+  MemoryBoundFn memory_bound = no_memory;
+  // How a rank that rejected its arguments takes part while its peers run, so that errors
+  // are agreed in band (docs/errors.md); null: agreed before (vendor: not at all, as MPI).
+  AnnounceFn announce = nullptr;
+  CostModel model{};
+  // The spec as it runs on `topology`: run-time defaults (radix=0, ...) resolved, and the
+  // algorithm replaced by its fallback where it falls back. Null: nothing to resolve.
+  void (*resolve)(Spec& spec, const Topology& topology) = nullptr;
+  // Specs of it that the cost model compares; null: not a candidate.
+  void (*candidates)(const CandidateScope&, std::vector<std::string>& out) = nullptr;
+  std::vector<TestSpec> test_specs{};  // representative specs the tests run on every launch
+  bool intercommunicators = false;   // also on intercommunicators
+  bool one_node_only = false;        // meant for ranks of one node (elsewhere: the fallback)
+
+  bool agrees_in_band() const { return announce != nullptr; }
+};
 
 // The largest block shared_memory passes through a cell at P = size (A2AV_SHM_BYTES on this
 // rank); -1 where it has no cells.
 std::int64_t shared_memory_capacity(int size);
-
-// node_aware's default direct_above: blocks up to 8 KiB aggregated (docs/algorithms.md).
-inline constexpr std::int64_t kNodeAwareDirectAbove = 8192;
-// The largest block node_aware aggregates at P = size: direct_above, at most 1 MiB / P (its
-// staging budget per rank).
-std::int64_t node_aware_threshold(std::int64_t direct_above, int size);
-// The local rank of `node` (of `ranks` ranks) that exchanges with node `remote` of `nodes`:
-// remote nodes dealt round-robin, starting after `node`, over its first `agents` ranks (0: all).
-int node_aware_agent(int node, int remote, int nodes, int ranks, std::int64_t agents);
 
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,

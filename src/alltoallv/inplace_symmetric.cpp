@@ -5,11 +5,13 @@
 // advancing on its own as its chunks arrive, so all pairs progress at once rather than
 // two peers per step. Rounds: P-1 (P odd: P, one rank idle per round); bytes: each block
 // once each way; extra memory: chunk_bytes (default 1 MiB, A2AV_INPLACE_CHUNK).
-// Source: zhuang-memory-efficient-alltoallv.txt, Section 1 (MPI_IN_PLACE covers only the
+// Source: Zhuang et al. [Zhuang09], Section 1 (MPI_IN_PLACE covers only the
 // symmetric case); chunked swaps as MPI_Sendrecv_replace, with pairs in parallel.
 #include "alltoallv/inplace_symmetric.hpp"
 
 #include "core/check.hpp"
+#include "core/environment.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -85,7 +87,7 @@ class SymmetricSwap {
     Transfer& t = active_[s];
     t.chunk = std::min(slot_bytes_, blocks_.bytes[t.peer] - t.done);
     std::byte* mine = blocks_.at(t.peer) + t.done;
-    const int tag = t.round;  // both partners meet in the same round
+    const int tag = tags::kInplaceSwap.cycle(t.round);  // both partners meet in the same round
     check_mpi(MPI_Irecv(staging(s), static_cast<int>(t.chunk), MPI_BYTE, t.peer, tag, ctx_.comm,
                         &requests_[2 * s]),
               "MPI_Irecv");
@@ -128,12 +130,7 @@ class SymmetricSwap {
 }  // namespace
 
 std::int64_t inplace_chunk_bytes() {
-  static const std::int64_t bytes = [] {
-    const char* text = std::getenv("A2AV_INPLACE_CHUNK");
-    const std::int64_t value = text ? std::atoll(text) : 0;
-    return value >= 1 ? std::min<std::int64_t>(value, std::int64_t{1} << 30)
-                      : std::int64_t{1} << 20;
-  }();
+  static const std::int64_t bytes = *env_integer("A2AV_INPLACE_CHUNK");
   return bytes;
 }
 

@@ -34,20 +34,27 @@
 // any numbering. Where a segment cannot be made on some node, every rank runs spread_out
 // instead, decided together on first use.
 // Sources: Open MPI coll/han alltoallv (one partner per remote node, node-wide packing);
-// fan-tuna-configurable-alltoallv.txt, Section IV and Figure 4 (intra-node aggregation
+// Fan et al. [Fan24], Section IV and Figure 4 (intra-node aggregation
 // before the inter-node phase; coalesced messages between nodes).
-#include "alltoallv/algorithm.hpp"
+#include "alltoallv/node_aware.hpp"
+
 #include "alltoallv/node_aware_rounds.hpp"
+#include "alltoallv/registry.hpp"
+#include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
 #include "core/spin.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <vector>
 
 namespace a2av {
@@ -71,16 +78,15 @@ struct NodeAwareCells {
 
 namespace {
 
-// Direct blocks alternate between two tags by the exchange's parity: an early receive that
-// its header withdraws must not match the sender's block of the next exchange. A sender is
-// at most one exchange ahead (it needs this rank's part of the next one to get further).
-constexpr int kDirectTags[2] = {30, 31};
-// A node's message for node M has tag kAggregateTagBase + 2 * (its node) + parity: whichever
-// of its ranks sends it, M's agent receives it from any source by that tag; the parity keeps
-// it apart from the next exchange's, which another rank may send. Below the collectives' tags
-// (collectives/common.hpp): up to kMostNodes nodes.
-constexpr int kAggregateTagBase = 1024;
-constexpr int kMostNodes = (32000 - kAggregateTagBase) / 2;
+// Tags (core/tags.hpp). Direct blocks alternate between the two of kNodeAwareDirect by the
+// exchange's parity: an early receive that its header withdraws must not match the sender's
+// block of the next exchange. A sender is at most one exchange ahead (it needs this rank's
+// part of the next one to get further).
+// A node's message for node M has tag kNodeAwareAggregates.at(2 * (its node) + parity):
+// whichever of its ranks sends it, M's agent receives it from any source by that tag; the
+// parity keeps it apart from the next exchange's, which another rank may send. So up to
+// kMostNodes nodes.
+constexpr int kMostNodes = tags::kNodeAwareAggregates.count / 2;
 // A column block's word for a rank that rejected its arguments: this plus its code, far
 // below any large-block marker.
 constexpr std::int64_t kFailedWord = std::numeric_limits<std::int64_t>::min();
@@ -191,16 +197,20 @@ void choose_columns(NodeAwareCells& c, std::int64_t radix) {
   for (const auto& node : c.ranks) c.column.push_back(node[c.local]);
 }
 
+// A communicator's node_aware layouts and cells, by (aggregation threshold, agents, radix).
+using NodeAwareCellsByParams =
+    std::map<std::array<std::int64_t, 3>, std::shared_ptr<NodeAwareCells>>;
+
 // Made on the first call with these parameters (collective over the communicator).
-NodeAwareCells& cells_of(const CommContext& ctx, const Params& params) {
-  const std::int64_t threshold = node_aware_threshold(params.at("direct_above"), ctx.size);
-  const std::int64_t radix = params.at("radix");
-  auto& made = ctx.node_aware[{threshold, radix ? 0 : params.at("agents"), radix}];
+NodeAwareCells& cells_of(const CommContext& ctx, const ParamValues& params) {
+  const std::int64_t threshold = node_aware_threshold(params[kAggregateAbove], ctx.size);
+  const std::int64_t radix = params[kNodeRadix];
+  auto& made = ctx.kept.get<NodeAwareCellsByParams>()[{threshold, radix ? 0 : params[kAgents], radix}];
   if (made) return *made;
   made = std::make_shared<NodeAwareCells>();
   NodeAwareCells& c = *made;
   c.threshold = threshold;
-  c.agents = static_cast<int>(params.at("agents"));
+  c.agents = static_cast<int>(params[kAgents]);
   find_layout(ctx, c);
   if (radix) choose_columns(c, radix);
   plan_segment(c);
@@ -279,7 +289,7 @@ class Run : ColumnBlocks {
   }
 
  private:
-  int direct_tag() const { return kDirectTags[parity_]; }
+  int direct_tag() const { return tags::kNodeAwareDirect.at(parity_); }
   std::byte* part(int local) const { return c_.segment->part(local); }
   // By remote node: the last exchange whose message for it a rank of this node claimed.
   std::uint64_t* claims() const {
@@ -391,7 +401,7 @@ class Run : ColumnBlocks {
   }
 
   int aggregate_tag(int from_node) const {
-    return kAggregateTagBase + 2 * from_node + static_cast<int>(parity_);
+    return tags::kNodeAwareAggregates.at(2 * from_node + static_cast<int>(parity_));
   }
 
   // Whether this rank takes the sending of this exchange's message for `remote`: the first
@@ -631,20 +641,75 @@ std::int64_t node_aware_threshold(std::int64_t direct_above, int size) {
   return std::min<std::int64_t>(direct_above, kStagingBudget / size);
 }
 
-void run_node_aware(const Exchange& ex, const Params& params) {
+namespace {
+
+void run_node_aware(const Exchange& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   NodeAwareCells& cells = cells_of(ex.ctx, params);
-  if (!cells.usable) return run_spread_out(ex, params);
+  if (!cells.usable) return spread_out_algorithm().run(ex, params);
   Run(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch, ex.memory).run();
 }
 
-void announce_error_node_aware(const CommContext& ctx, const Params& params, int code,
+void announce_error_node_aware(const CommContext& ctx, const ParamValues& params, int code,
                                PeerErrors& peers) {
   NodeAwareCells& cells = cells_of(ctx, params);
   if (!cells.usable) return announce_error(ctx.comm, code, peers);
   Mismatch ignored;
   MemoryTracker memory;
   Run(ctx, cells, nullptr, code, &peers, ignored, memory).run();
+}
+
+// The segment is the communicator's, not the call's; TuNA over the nodes adds its store and
+// round messages on uniform nodes.
+std::int64_t node_aware_bound(const BoundInput& in, const ParamValues& p) {
+  const int q = in.node_size;
+  if (p[kNodeRadix] == 0 || q <= 0 || q >= in.size || in.size % q != 0) return 0;
+  const std::int64_t block = std::min(in.max_block, node_aware_threshold(p[kAggregateAbove], in.size));
+  return column_rounds_memory_bound(in.size / q, q, static_cast<int>(p[kNodeRadix]), block);
+}
+
+// The radix over the nodes, where they are of one size.
+void resolve(Spec& spec, const Topology& t) {
+  const bool even = t.node_size > 0 && t.size % t.node_size == 0;
+  if (spec.params[kNodeRadix])
+    spec.params.set(kNodeRadix, even ? tuna_radix(spec.params[kNodeRadix], t.size / t.node_size) : 0);
+}
+
+void candidates(const CandidateScope& s, std::vector<std::string>& out) {
+  if (!s.machine_has_shared_memory || s.ranks_per_node >= s.size) return;
+  out.emplace_back("node_aware");
+  if (s.size % s.ranks_per_node == 0)
+    for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"}) out.emplace_back(rounds);
+}
+
+}  // namespace
+
+const AlgorithmDescriptor& node_aware_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "node_aware",
+      .summary = "ranks on several nodes: shared memory inside a node, one aggregated message per "
+                 "pair of nodes, remote nodes split among the node's ranks; larger blocks directly",
+      .params = {&kAggregateAbove, &kAgents, &kNodeRadix},
+      .restrictions = "a shared segment on every node, and for radix > 0 nodes of one size "
+                      "(else one message per pair of nodes)",
+      .fallback = "spread_out",
+      .source = "a2av's own (docs/algorithms.md); rounds over the nodes: [Fan24] Algorithm 1",
+      .run = run_node_aware,
+      .memory_bound = node_aware_bound,
+      .announce = announce_error_node_aware,
+      .model = {ModelShape::node_aware},
+      .resolve = resolve,
+      .candidates = candidates,
+      .test_specs = {{"node_aware"},
+                     // blocks aggregated between nodes, sent directly, or both; one agent
+                     {"node_aware:direct_above=500"},
+                     {"node_aware:direct_above=0"},
+                     {"node_aware:agents=1"},
+                     // TuNA over the nodes: radix 2, and 3 with blocks on both sides
+                     {"node_aware:radix=2", Nodes::several},
+                     {"node_aware:radix=3,direct_above=500", Nodes::several}},
+  };
+  return d;
 }
 
 }  // namespace a2av

@@ -3,6 +3,7 @@
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 #include "core/p2p.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -12,8 +13,8 @@ namespace a2av {
 namespace {
 
 // One member sends another at most one message per exchange (one round's distance joins
-// them), and MPI keeps a sender's messages in order, so one tag serves every round.
-constexpr int kColumnTag = 33;
+// them), and MPI keeps a sender's messages in order, so one tag (core/tags.hpp,
+// kNodeAwareColumn) serves every round.
 
 // A round's message: its total length, then the length of each block (the round's direct
 // block, then its forwarded ones in distance order), then the blocks back to back.
@@ -86,17 +87,17 @@ class ColumnRun {
       }
       at += header[1 + i];
     }
-    check_mpi(
-        MPI_Isend(buffer.data(), static_cast<int>(total), MPI_BYTE,
-                  column_.members[node_at(round.distance)], kColumnTag, column_.comm, &request),
-        "MPI_Isend");
+    check_mpi(MPI_Isend(buffer.data(), static_cast<int>(total), MPI_BYTE,
+                        column_.members[node_at(round.distance)], tags::kNodeAwareColumn.tag(),
+                        column_.comm, &request),
+              "MPI_Isend");
   }
 
   // Delivers the blocks that have arrived (distance below radix^(digit+1)); stores the rest.
   void receive(const TunaRound& round, TempBuffer& buffer) {
     ProbedMessage message;
-    for (int idle = 1; !ProbedMessage::test(column_.members[node_at(-round.distance)], kColumnTag,
-                                            column_.comm, message);
+    for (int idle = 1; !ProbedMessage::test(column_.members[node_at(-round.distance)],
+                                            tags::kNodeAwareColumn.tag(), column_.comm, message);
          ++idle)
       blocks_.waiting(idle);
     const std::int64_t bytes = message.bytes();

@@ -16,7 +16,7 @@
 // for radix 0. Bytes between nodes: each column block crosses up to w links.
 // Temporary memory (column_rounds_memory_bound): a store of at most N-(K+1) column blocks and,
 // per round in flight, the message sent and the one received.
-// Source: fan-tuna-configurable-alltoallv.txt, Sections III-A..III-C and Algorithm 1 (the
+// Source: Fan et al. [Fan24], Sections III-A..III-C and Algorithm 1 (the
 // rounds), Section IV and Figure 4 (aggregation inside a node before the inter-node phase).
 #pragma once
 

@@ -1,31 +1,56 @@
 // scattered: spread-out in batches of `block_count` peers; each batch completes (Waitall)
 // before the next starts, which bounds the requests in flight. ceil((P-1)/block_count)
 // rounds, P-1 messages each way, no temporary memory.
-// Source: MPICH's alltoallv "scattered"; fan-tuna-configurable-alltoallv.txt, Section II(d).
-#include "alltoallv/algorithm.hpp"
+// Source: MPICH's alltoallv "scattered"; Fan et al. [Fan24], Section II(d).
+#include "alltoallv/registry.hpp"
 #include "core/p2p.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
+#include <climits>
 
 namespace a2av {
+namespace {
 
-void run_scattered(const Exchange& ex, const Params& params) {
+constexpr Param kPeersPerBatch{"block_count", 1, INT_MAX, 8, "peers per batch"};
+
+void run_scattered(const Exchange& ex, const ParamValues& params) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
-  const int batch = static_cast<int>(std::min<std::int64_t>(params.at("block_count"), size));
+  const int batch = static_cast<int>(std::min<std::int64_t>(params[kPeersPerBatch], size));
   copy_self_block(ex);
   for (int first = 1; first < size; first += batch) {
     const int last = std::min(size, first + batch);
     Requests requests(ex.in_band);
     for (int i = first; i < last; ++i) {
       const int from = (me - i + size) % size;
-      requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, 0, ex.ctx.comm);
+      requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, tags::kDirectBlock.tag(),
+                     ex.ctx.comm);
     }
     for (int i = first; i < last; ++i) {
       const int to = (me + i) % size;
-      requests.isend(ex.send.at(to), ex.send.bytes[to], to, 0, ex.ctx.comm);
+      requests.isend(ex.send.at(to), ex.send.bytes[to], to, tags::kDirectBlock.tag(), ex.ctx.comm);
     }
     requests.wait_all(ex.mismatch);
   }
+}
+
+}  // namespace
+
+const AlgorithmDescriptor& scattered_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "scattered",
+      .summary = "spread_out in batches of block_count peers, each completed before the next (MPICH)",
+      .params = {&kPeersPerBatch},
+      .source = "MPICH's alltoallv scattered; [Fan24] Section II(d)",
+      .run = run_scattered,
+      .announce = announce_by_messages,
+      .model = {ModelShape::direct, &kPeersPerBatch},
+      .candidates = [](const CandidateScope&, std::vector<std::string>& out) {
+        out.emplace_back("scattered:block_count=8");
+      },
+      .test_specs = {{"scattered:block_count=1"}, {"scattered:block_count=4"}},
+  };
+  return d;
 }
 
 }  // namespace a2av

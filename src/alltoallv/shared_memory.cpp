@@ -17,14 +17,15 @@
 // Memory: per rank 2*P cells of 64 + capacity bytes (capacity at most 64 KiB), for the
 // communicator's life: the A2AV_SHM_BYTES budget per rank (default min(1 MiB, 32 MiB / P);
 // rank 0's value counts; 0 runs spread_out).
-// Source: fan-tuna-configurable-alltoallv.txt, Section IV (intra-node exchange through
+// Source: Fan et al. [Fan24], Section IV (intra-node exchange through
 // shared memory is much faster than through the network stack).
-#include "alltoallv/algorithm.hpp"
+#include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
 #include "core/per_thread.hpp"
 #include "core/spin.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -33,8 +34,6 @@
 
 namespace a2av {
 namespace {
-
-constexpr int kTag = 0;
 
 // A cell's first cache line; the block follows it.
 struct CellHeader {
@@ -157,7 +156,7 @@ void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
     if (bytes <= cells.capacity())
       copy_on_node(cells.block(me, to), ex.send.at(to), bytes);
     else
-      requests.isend(ex.send.at(to), bytes, to, kTag, ex.ctx.comm);
+      requests.isend(ex.send.at(to), bytes, to, tags::kDirectBlock.tag(), ex.ctx.comm);
     cells.publish(cell);
   }
 }
@@ -170,26 +169,20 @@ void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
     } else if (cell.bytes != expected) {
       ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
                                    cell.bytes, expected));
-      if (cell.bytes > cells.capacity()) drop_pieces(cell.bytes, from, kTag, ex.ctx.comm);
+      if (cell.bytes > cells.capacity())
+        drop_pieces(cell.bytes, from, tags::kDirectBlock.tag(), ex.ctx.comm);
     } else if (expected <= cells.capacity()) {
       copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
     } else {
-      requests.irecv(ex.recv.at(from), expected, from, kTag, ex.ctx.comm);
+      requests.irecv(ex.recv.at(from), expected, from, tags::kDirectBlock.tag(), ex.ctx.comm);
     }
   });
 }
 
-}  // namespace
-
-std::int64_t shared_memory_capacity(int size) {
-  const std::size_t part = part_bytes(size);
-  return part == 0 ? -1 : cell_capacity(part, size);
-}
-
-void run_shared_memory(const Exchange& ex, const Params& params) {
+void run_shared_memory(const Exchange& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   Cells* cells = Cells::of(ex.ctx);
-  if (!cells) return run_spread_out(ex, params);
+  if (!cells) return spread_out_algorithm().run(ex, params);
   Requests requests;
   requests.reserve(2 * ex.ctx.size);
   send_blocks(ex, *cells, requests);
@@ -198,7 +191,7 @@ void run_shared_memory(const Exchange& ex, const Params& params) {
   if (!requests.empty()) requests.wait_all(ex.mismatch);  // MPI_Waitall of nothing costs too
 }
 
-void announce_error_shared_memory(const CommContext& ctx, const Params&, int code,
+void announce_error_shared_memory(const CommContext& ctx, const ParamValues&, int code,
                                   PeerErrors& peers) {
   Cells* cells = Cells::of(ctx);
   if (!cells) return announce_error(ctx.comm, code, peers);
@@ -213,8 +206,36 @@ void announce_error_shared_memory(const CommContext& ctx, const Params&, int cod
     if (cell.code != A2AV_SUCCESS)
       peers.note(peer, cell.code);
     else if (cell.bytes > cells->capacity())
-      drop_pieces(cell.bytes, peer, kTag, ctx.comm);
+      drop_pieces(cell.bytes, peer, tags::kDirectBlock.tag(), ctx.comm);
   });
+}
+
+}  // namespace
+
+std::int64_t shared_memory_capacity(int size) {
+  const std::size_t part = part_bytes(size);
+  return part == 0 ? -1 : cell_capacity(part, size);
+}
+
+const AlgorithmDescriptor& shared_memory_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "shared_memory",
+      .summary = "ranks on one node: small blocks through per-pair cells of a shared segment, "
+                 "large ones as messages",
+      .restrictions = "all ranks on one node and cells (A2AV_SHM_BYTES not 0)",
+      .fallback = "spread_out",
+      .source = "a2av's own (docs/algorithms.md, section shared_memory)",
+      .run = run_shared_memory,
+      .announce = announce_error_shared_memory,
+      .model = {ModelShape::shared_memory},
+      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
+        if (s.machine_has_shared_memory && s.size <= s.ranks_per_node)
+          out.emplace_back("shared_memory");
+      },
+      .test_specs = {{"shared_memory"}},
+      .one_node_only = true,
+  };
+  return d;
 }
 
 }  // namespace a2av

@@ -1,7 +1,7 @@
 // tuna: tunable-radix non-uniform all-to-all. A block travels its distance
 // (dest - source mod P) one base-r digit at a time: K <= w(r-1) rounds for w = ceil(log_r P),
 // at most r^(w-1) blocks per round; intermediate blocks wait in a store of at most
-// P-(K+1) blocks. Source: fan-tuna-configurable-alltoallv.txt, Sections III-A..III-C,
+// P-(K+1) blocks. Source: Fan et al. [Fan24], Sections III-A..III-C,
 // Algorithm 1, Figures 2-3.
 //
 // Lean rounds (what differs from the paper's two-phase scheme):
@@ -21,7 +21,10 @@
 //    failed rank runs the rounds with empty blocks (docs/errors.md).
 #include "alltoallv/tuna.hpp"
 
+#include "alltoallv/registry.hpp"
+
 #include "core/check.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -31,12 +34,10 @@ namespace {
 
 using Header = std::int64_t;
 
-// Tags. The direct block's last piece carries kDirectTag (earlier pieces and error codes use
-// the in-band tags of core/p2p.cpp, 1 and >= 16). One peer sends this rank at most one
-// round's messages, so tags need not tell rounds apart.
-constexpr int kDirectTag = 0;
-constexpr int kForwardedTag = 2;
-constexpr int kLargeTag = 3;
+// Tags (core/tags.hpp). The direct block's last piece carries kDirectBlock (earlier pieces
+// and error codes use the in-band tags of core/p2p.cpp, kMorePieces and kPeerErrors); a
+// round's forwarded blocks kTunaForwarded, a large block kTunaLarge. One peer sends this rank
+// at most one round's messages, so tags need not tell rounds apart.
 
 // Header words before the block sizes (tuna_header_words): the message's total length and
 // what the sender knows of failed ranks (code, rank).
@@ -112,7 +113,7 @@ class TunaRun {
     for (int d = 1; d < g_.size; ++d) {
       const int to = mod(g_.rank + d);
       if (large(send_.bytes[to]) && !is_round_distance(rounds, d))
-        large_.isend(send_.at(to), send_.bytes[to], to, kLargeTag, g_.comm);
+        large_.isend(send_.at(to), send_.bytes[to], to, tags::kTunaLarge.tag(), g_.comm);
     }
   }
   static bool is_round_distance(const std::vector<TunaRound>& rounds, int d) {
@@ -153,8 +154,9 @@ class TunaRun {
     if (!o_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
-    if (marked && expected) large_.irecv(recv_.at(source), bytes, source, kLargeTag, g_.comm);
-    if (marked && !expected) drop_pieces(bytes, source, kLargeTag, g_.comm);
+    if (marked && expected)
+      large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), g_.comm);
+    if (marked && !expected) drop_pieces(bytes, source, tags::kTunaLarge.tag(), g_.comm);
     if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);
   }
 
@@ -190,7 +192,7 @@ class TunaRun {
   void run_batch(const std::vector<TunaRound>& rounds, std::size_t first, std::size_t last) {
     const std::size_t count = last - first;
     if (staging_.size() < count) staging_.resize(count);
-    Requests requests;  // forwarded messages: every piece tagged kForwardedTag
+    Requests requests;  // forwarded messages: every piece tagged kTunaForwarded
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
       const int to = mod(g_.rank + round.distance), from = mod(g_.rank - round.distance);
@@ -198,7 +200,8 @@ class TunaRun {
       if (round.forwarded.empty()) continue;
       if (!staging_[i].send.capacity()) staging_[i].send.attach(memory_);
       pack(round, staging_[i].send);
-      requests.isend(staging_[i].send.data(), packed_bytes_, to, kForwardedTag, g_.comm);
+      requests.isend(staging_[i].send.data(), packed_bytes_, to, tags::kTunaForwarded.tag(),
+                     g_.comm);
     }
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
@@ -213,14 +216,14 @@ class TunaRun {
   // failed rank sends its error code instead, and drains what comes (run_batch).
   void post_direct(int to, int from) {
     if (o_.failed_code) return direct_.isend_error(o_.failed_code, to, g_.comm);
-    direct_.irecv(recv_.at(from), recv_.bytes[from], from, kDirectTag, g_.comm);
-    direct_.isend(send_.at(to), send_.bytes[to], to, kDirectTag, g_.comm);
+    direct_.irecv(recv_.at(from), recv_.bytes[from], from, tags::kDirectBlock.tag(), g_.comm);
+    direct_.isend(send_.at(to), send_.bytes[to], to, tags::kDirectBlock.tag(), g_.comm);
   }
 
   // The forwarded blocks' message has a size only the sender knew: probe, then receive.
   void receive_forwarded(const TunaRound& round, TempBuffer& buffer) {
     const int from = mod(g_.rank - round.distance);
-    ProbedMessage message = ProbedMessage::wait(from, kForwardedTag, g_.comm);
+    ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), g_.comm);
     const int first = message.bytes();
     if (!buffer.capacity()) buffer.attach(memory_);
     buffer.grow(std::max<std::int64_t>(first, sizeof(Header)));
@@ -231,7 +234,7 @@ class TunaRun {
       TempBuffer whole(memory_, total);
       std::memcpy(whole.data(), buffer.data(), first);
       Requests rest;
-      rest.irecv(whole.data() + first, total - first, from, kForwardedTag, g_.comm);
+      rest.irecv(whole.data() + first, total - first, from, tags::kTunaForwarded.tag(), g_.comm);
       rest.wait_all(mismatch_);
       buffer = std::move(whole);
     }
@@ -264,14 +267,14 @@ void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const Tun
   TunaRun(group, blocks, options, memory, mismatch).run(options.batch);
 }
 
-void run_tuna(const Exchange& ex, const Params& params) {
+void run_tuna(const Exchange& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   TunaOptions options{tuna_shape(params, ex.ctx.size)};
   options.peers = ex.in_band;
   tuna_exchange(ex.ctx, {ex.send, ex.recv}, options, ex.memory, ex.mismatch);
 }
 
-void announce_error_tuna(const CommContext& ctx, const Params& params, int code,
+void announce_error_tuna(const CommContext& ctx, const ParamValues& params, int code,
                          PeerErrors& peers) {
   ByteBlocks none;
   none.bytes.assign(ctx.size, 0);
@@ -282,6 +285,44 @@ void announce_error_tuna(const CommContext& ctx, const Params& params, int code,
   MemoryTracker memory;
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
   tuna_exchange(ctx, {none, none}, options, memory, ignored);
+}
+
+void resolve_tuna_shape(Spec& spec, int group) {
+  const TunaShape shape = tuna_shape(spec.params, group);
+  spec.params.set(kRadix, shape.radix);
+  spec.params.set(kBatch, shape.batch);
+}
+
+std::int64_t tuna_bound(const BoundInput& in, const ParamValues& p) {
+  if (in.size == 1) return 0;
+  return tuna_memory_bound(in.size, tuna_shape(p, in.size), in.max_block);
+}
+
+const AlgorithmDescriptor& tuna_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "tuna",
+      .summary = "TuNA: blocks travel in base-radix digit rounds; blocks above direct_above "
+                 "bytes go directly",
+      .params = {&kRadix, &kBatch, &kDirectAbove},
+      .source = "[Fan24] Sections III-A..III-C, Algorithm 1",
+      .run = run_tuna,
+      .memory_bound = tuna_bound,
+      .announce = announce_error_tuna,
+      .model = {ModelShape::tuna},
+      .resolve = [](Spec& spec, const Topology& t) { resolve_tuna_shape(spec, t.size); },
+      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
+        for (int radix : {2, 4, 8, 16, tuna_radix(0, s.size), s.size})
+          if (radix >= 2 && radix <= s.size) out.push_back(fmt::format("tuna:radix={}", radix));
+      },
+      .test_specs = {{"tuna"},
+                     {"tuna:radix=2,batch=1"},
+                     // blocks of the generators' 0..1000 bytes on both sides of the
+                     // threshold: some direct, some through rounds
+                     {"tuna:radix=2,direct_above=500"},
+                     {"tuna:radix=3,batch=1,direct_above=0"},
+                     {"tuna:radix={radix}"}},
+  };
+  return d;
 }
 
 }  // namespace a2av

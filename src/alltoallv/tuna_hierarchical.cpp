@@ -9,7 +9,7 @@
 // marker in place of its size, as in tuna.cpp. Extra memory: the aggregated send copy and
 // phase 1's receive buffer (each at most P * min(S, direct_above)) and TuNA's store on blocks
 // of at most N * min(S, direct_above): bounded whatever the block size.
-// Source: fan-tuna-configurable-alltoallv.txt, Section IV, Algorithms 2-3, Figures 4-6.
+// Source: Fan et al. [Fan24], Section IV, Algorithms 2-3, Figures 4-6.
 //
 // Nodes are the ranks_per_node-rank ranges [k*Q, (k+1)*Q); by default Q is what
 // MPI_COMM_TYPE_SHARED finds. If Q does not divide P, or the detected nodes are uneven or
@@ -18,7 +18,10 @@
 // aggregated copies.
 #include "alltoallv/tuna.hpp"
 
+#include "alltoallv/registry.hpp"
+
 #include "core/check.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -147,31 +150,35 @@ void note_if_mismatch(const Run& r, int source, std::int64_t got) {
                                 got, r.recv.bytes[source]));
 }
 
-// Phase 2 tags: block s (sent on its own) tag s, a coalesced pair's header tag 0, a
-// staggered pair's tag Q; a large block's own message tag Q + 1.
-int direct_tag(const Layout& l) {
-  return l.q + 1;
+// Phase 2 tags (core/tags.hpp): block s (sent on its own) kHierarchicalBlocks.cycle(s), a
+// coalesced pair's front block 0's tag, a staggered pair's header kHierarchicalHeader, the
+// entries after a coalesced front kHierarchicalEntries; a large block's own message
+// kHierarchicalLarge.
+int block_tag(int s) {
+  return tags::kHierarchicalBlocks.cycle(s);
 }
 
 // Large blocks leave once this rank knows its node has no error, before phase 1.
-void send_large_blocks(const Run& r, const Layout& l) {
+void send_large_blocks(const Run& r) {
   for (int d = 1; d < r.ctx.size; ++d) {
     const int to = (r.ctx.rank + d) % r.ctx.size;
     if (entry_of(r, r.send.bytes[to]) < 0)
-      r.direct.isend(r.send.at(to), r.send.bytes[to], to, direct_tag(l), r.ctx.comm);
+      r.direct.isend(r.send.at(to), r.send.bytes[to], to, tags::kHierarchicalLarge.tag(),
+                     r.ctx.comm);
   }
 }
 
 // A block from `source` announced by `entry`: if it travels directly, received where the
 // counts agree, else noted and dropped (always dropped with `drop`: this rank's node failed).
-void take_large_block(const Run& r, const Layout& l, int source, std::int64_t entry, bool drop) {
+void take_large_block(const Run& r, int source, std::int64_t entry, bool drop) {
   if (entry >= 0) return;
   const std::int64_t bytes = marked_bytes(entry);
   if (source == r.ctx.rank) return (void)std::memcpy(r.recv.at(source), r.send.at(source), bytes);
   if (!drop && bytes == r.recv.bytes[source])
-    return r.direct.irecv(r.recv.at(source), bytes, source, direct_tag(l), r.ctx.comm);
+    return r.direct.irecv(r.recv.at(source), bytes, source, tags::kHierarchicalLarge.tag(),
+                          r.ctx.comm);
   if (!drop) note_if_mismatch(r, source, bytes);
-  drop_pieces(bytes, source, direct_tag(l), r.ctx.comm);
+  drop_pieces(bytes, source, tags::kHierarchicalLarge.tag(), r.ctx.comm);
 }
 
 // A phase 2 header: the sender node's error (code, rank), whether the entries of its Q
@@ -205,9 +212,6 @@ int word_bytes(std::size_t words) {
 int front_bytes(const Layout& l, Inter kind) {
   return word_bytes(kind == Inter::coalesced ? Header::kEntries : Header::kEntries + l.q);
 }
-int entries_tag(const Layout& l) {
-  return l.q + 2;
-}
 
 // One message of a header's front and Q blocks lying anywhere, as a datatype over their
 // addresses.
@@ -232,10 +236,10 @@ MPI_Datatype front_and_blocks(const Layout& l, const Header& header, auto block_
   return type;
 }
 
-// The header travels in tag 0 for coalesced pairs (with the blocks, when they fit one
-// message), alone in tag Q for staggered ones.
-int header_tag(const Layout& l, Inter kind) {
-  return kind == Inter::coalesced ? 0 : l.q;
+// The header travels in block 0's tag for coalesced pairs (with the blocks, when they fit
+// one message), alone in kHierarchicalHeader for staggered ones.
+int header_tag(Inter kind) {
+  return kind == Inter::coalesced ? block_tag(0) : tags::kHierarchicalHeader.tag();
 }
 
 // Coalesced pairs carry their blocks in the header's message when it fits one piece; each
@@ -281,14 +285,16 @@ void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Hea
   MPI_Request front;
   if (one_message(kind, total)) {
     const MPI_Datatype type = front_and_blocks(l, header, at, bytes, types);
-    check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, 0, r.ctx.comm, &front), "MPI_Irecv");
+    check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, header_tag(kind), r.ctx.comm, &front),
+              "MPI_Irecv");
     return fronts.adopt(front, front_bytes(l, kind) + total);
   }
-  check_mpi(MPI_Irecv(header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(l, kind),
+  check_mpi(MPI_Irecv(header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(kind),
                       r.ctx.comm, &front),
             "MPI_Irecv");
   fronts.adopt(front, front_bytes(l, kind));
-  for (int s = 0; s < l.q; ++s) post_block_receive(at(s), bytes(s), from, s, r.ctx.comm, blocks);
+  for (int s = 0; s < l.q; ++s)
+    post_block_receive(at(s), bytes(s), from, block_tag(s), r.ctx.comm, blocks);
 }
 
 // The sends to node `to_node`'s partner: the header, and my node's blocks for that node
@@ -303,22 +309,24 @@ void post_sends(const Run& r, const Layout& l, const Held* held, int to_node, In
     const MPI_Datatype type = front_and_blocks(
         l, header, [&](int s) { return held->at(s, to_node); },
         [&](int s) { return held->bytes(s, to_node); }, types);
-    check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, 0, r.ctx.comm, &request), "MPI_Isend");
+    check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, to, header_tag(kind), r.ctx.comm, &request),
+              "MPI_Isend");
   } else {
-    check_mpi(MPI_Isend(header.data(), front_bytes(l, kind), MPI_BYTE, to, header_tag(l, kind),
+    check_mpi(MPI_Isend(header.data(), front_bytes(l, kind), MPI_BYTE, to, header_tag(kind),
                         r.ctx.comm, &request),
               "MPI_Isend");
   }
   requests.adopt(request, -1);
   if (kind == Inter::coalesced && header.entries_follow()) {
-    check_mpi(MPI_Isend(header.entries(), word_bytes(l.q), MPI_BYTE, to, entries_tag(l), r.ctx.comm,
-                        &request),
+    check_mpi(MPI_Isend(header.entries(), word_bytes(l.q), MPI_BYTE, to,
+                        tags::kHierarchicalEntries.tag(), r.ctx.comm, &request),
               "MPI_Isend");
     requests.adopt(request, -1);
   }
   if (!held || one_message(kind, total)) return;
   for (int s = 0; s < l.q; ++s)
-    post_block_send(held->at(s, to_node), held->bytes(s, to_node), to, s, r.ctx.comm, requests);
+    post_block_send(held->at(s, to_node), held->bytes(s, to_node), to, block_tag(s), r.ctx.comm,
+                    requests);
 }
 
 // My header for node `to_node`: entries follow a coalesced front where a block is large or
@@ -359,21 +367,21 @@ void check_entries(const Run& r, const Layout& l, int from_node, const Header& h
 // What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
 void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) {
-  ProbedMessage message = ProbedMessage::wait(from, header_tag(l, kind), r.ctx.comm);
+  ProbedMessage message = ProbedMessage::wait(from, header_tag(kind), r.ctx.comm);
   std::vector<std::byte> whole(std::max(message.bytes(), front_bytes(l, kind)));
   message.receive(whole.data());
   std::memcpy(header.data(), whole.data(), front_bytes(l, kind));
   if (header.code() || (kind == Inter::coalesced && !header.entries_follow())) return;
   if (kind == Inter::coalesced)
-    check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from, entries_tag(l),
-                       r.ctx.comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from,
+                       tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += aggregated(header.entry(s));
   if (one_message(kind, total)) return;
   for (int s = 0; s < l.q; ++s) {
-    if (aggregated(header.entry(s)) == 0) drop_message(from, s, r.ctx.comm);
-    drop_pieces(aggregated(header.entry(s)), from, s, r.ctx.comm);
+    if (aggregated(header.entry(s)) == 0) drop_message(from, block_tag(s), r.ctx.comm);
+    drop_pieces(aggregated(header.entry(s)), from, block_tag(s), r.ctx.comm);
   }
 }
 
@@ -413,21 +421,21 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
       if (!p.header.entries_follow())
         entries_from_counts(r, l, p.node, p.header);
       else
-        check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from, entries_tag(l),
-                           r.ctx.comm, MPI_STATUS_IGNORE),
+        check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from,
+                           tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
                   "MPI_Recv");
     }
     if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
       check_entries(r, l, p.node, p.header);
     p.blocks.wait_all(r.mismatch);
     for (int s = 0; s < l.q; ++s)
-      take_large_block(r, l, p.node * l.q + s, p.header.entry(s), mine.code != 0);
+      take_large_block(r, p.node * l.q + s, p.header.entry(s), mine.code != 0);
   }
   sends.wait_all(r.mismatch);
   for (MPI_Datatype& type : types) MPI_Type_free(&type);
 }
 
-void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
+void run_hierarchical(const Run& r, const ParamValues& params, Inter kind, int q) {
   const Layout l{q, r.ctx.size / q, r.ctx.rank / q, r.ctx.rank % q};
   const MPI_Comm node = node_comm(r.ctx, q);
   CommContext node_ctx;
@@ -440,7 +448,7 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   if (facts.error.code)
     r.peers->learn(static_cast<int>(facts.error.rank), static_cast<int>(facts.error.code));
   else
-    send_large_blocks(r, l);
+    send_large_blocks(r);
 
   // Phase 1: TuNA inside the node on aggregated blocks, unless the node failed.
   TempBuffer send_copy(r.memory, 0), received(r.memory, 0);
@@ -458,7 +466,7 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   for (int s = 0; s < q && !facts.error.code; ++s) {
     const int source = l.node * q + s;
     if (held.entry(s, l.node) < 0) {
-      take_large_block(r, l, source, held.entry(s, l.node), false);
+      take_large_block(r, source, held.entry(s, l.node), false);
       continue;
     }
     note_if_mismatch(r, source, held.bytes(s, l.node));
@@ -467,30 +475,30 @@ void run_hierarchical(const Run& r, const Params& params, Inter kind, int q) {
   }
 
   // Phase 2: across nodes, in batches of block_count node pairs.
-  const int batch = static_cast<int>(std::max<std::int64_t>(1, params.at("block_count")));
+  const int batch = static_cast<int>(std::max<std::int64_t>(1, params[kNodesPerBatch]));
   for (int first = 1; first < l.nodes; first += batch)
     exchange_batch(r, l, facts.error.code ? nullptr : &held, facts.error, kind, first,
                    std::min(l.nodes, first + batch));
   r.direct.wait_all(r.mismatch);
 }
 
-int node_size_of(const CommContext& ctx, const Params& params) {
-  return hierarchical_node_size(params.at("ranks_per_node"), ctx.size, ctx.node_size,
+int node_size_of(const CommContext& ctx, const ParamValues& params) {
+  return hierarchical_node_size(params[kRanksPerNode], ctx.size, ctx.node_size,
                                 ctx.uniform_nodes);
 }
 
-void run_either(const Exchange& ex, const Params& params, Inter kind) {
+void run_either(const Exchange& ex, const ParamValues& params, Inter kind) {
   const int q = node_size_of(ex.ctx, params);
   if (q == 0 || q == ex.ctx.size) return run_tuna(ex, params);  // one node: flat TuNA
   PeerErrors agreed;  // errors agreed before: nothing to learn here
   Requests direct;
   run_hierarchical({ex.ctx, ex.send, ex.recv, ex.memory, ex.mismatch,
-                    ex.in_band ? ex.in_band : &agreed, 0, params.at("direct_above"), direct},
+                    ex.in_band ? ex.in_band : &agreed, 0, params[kDirectAbove], direct},
                    params, kind, q);
 }
 
 // A rank that rejected its arguments: phase 0 tells its node, which then sends headers only.
-void announce(const CommContext& ctx, const Params& params, int code, PeerErrors& peers,
+void announce(const CommContext& ctx, const ParamValues& params, int code, PeerErrors& peers,
               Inter kind) {
   const int q = node_size_of(ctx, params);
   if (q == 0 || q == ctx.size) return announce_error_tuna(ctx, params, code, peers);
@@ -501,28 +509,117 @@ void announce(const CommContext& ctx, const Params& params, int code, PeerErrors
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
   Requests direct;
   run_hierarchical(
-      {ctx, none, none, memory, ignored, &peers, code, params.at("direct_above"), direct}, params,
+      {ctx, none, none, memory, ignored, &peers, code, params[kDirectAbove], direct}, params,
       kind, q);
+}
+
+// The spec as it runs: a hierarchical spec whose nodes do not fit runs flat tuna.
+void resolve(Spec& spec, const Topology& t) {
+  const int q = hierarchical_node_size(spec.params[kRanksPerNode], t.size, t.node_size,
+                                       t.uniform_nodes);
+  spec.params.set(kRanksPerNode, q);
+  if (q != 0) return resolve_tuna_shape(spec, q);
+  Spec flat{&tuna_algorithm(), {}, spec.validate};
+  for (const Param* p : tuna_algorithm().params) flat.params.set(*p, spec.params[*p]);
+  spec = std::move(flat);
+  resolve_tuna_shape(spec, t.size);
+}
+
+// Blocks above direct_above travel directly: the aggregated copies hold only smaller ones.
+std::int64_t hierarchical_bound(const BoundInput& in, const ParamValues& p) {
+  const int q = hierarchical_node_size(p[kRanksPerNode], in.size, in.node_size, true);
+  if (q == 0 || q == in.size) return tuna_bound(in, p);
+  const std::int64_t block = std::min(in.max_block, p[kDirectAbove]);
+  const int nodes = in.size / q;
+  const std::int64_t phase1 = q == 1 ? 0 : tuna_memory_bound(q, tuna_shape(p, q), nodes * block);
+  return std::min(in.send_total, in.size * block) + in.size * block + phase1;
+}
+
+// Where the nodes divide P into several.
+void add_if_nodes(const CandidateScope& s, std::string_view name, std::vector<std::string>& out) {
+  if (s.ranks_per_node > 1 && s.ranks_per_node < s.size && s.size % s.ranks_per_node == 0)
+    out.emplace_back(name);
+}
+
+std::vector<TestSpec> hierarchical_test_specs(std::string_view name) {
+  std::vector<TestSpec> specs;
+  for (std::string_view params :
+       {"", ":ranks_per_node=2,radix=2,block_count=2", ":ranks_per_node=3,radix=2,block_count=2",
+        ":ranks_per_node=3,radix=3,block_count=2",
+        // blocks on both sides of the threshold: some aggregated, some direct; all direct
+        ":ranks_per_node=2,direct_above=500", ":ranks_per_node=3,direct_above=0"})
+    specs.push_back({fmt::format("{}{}", name, params)});
+  return specs;
 }
 
 }  // namespace
 
-void run_tuna_coalesced(const Exchange& ex, const Params& params) {
+namespace {
+
+void run_tuna_coalesced(const Exchange& ex, const ParamValues& params) {
   run_either(ex, params, Inter::coalesced);
 }
 
-void run_tuna_staggered(const Exchange& ex, const Params& params) {
+void run_tuna_staggered(const Exchange& ex, const ParamValues& params) {
   run_either(ex, params, Inter::staggered);
 }
 
-void announce_error_tuna_coalesced(const CommContext& ctx, const Params& params, int code,
+void announce_error_tuna_coalesced(const CommContext& ctx, const ParamValues& params, int code,
                                    PeerErrors& peers) {
   announce(ctx, params, code, peers, Inter::coalesced);
 }
 
-void announce_error_tuna_staggered(const CommContext& ctx, const Params& params, int code,
+void announce_error_tuna_staggered(const CommContext& ctx, const ParamValues& params, int code,
                                    PeerErrors& peers) {
   announce(ctx, params, code, peers, Inter::staggered);
+}
+
+constexpr std::string_view kRestrictions =
+    "nodes of ranks_per_node consecutive ranks dividing P (detected nodes: of one size, "
+    "numbered contiguously)";
+
+}  // namespace
+
+const AlgorithmDescriptor& tuna_coalesced_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "tuna_coalesced",
+      .summary = "hierarchical TuNA: TuNA inside nodes, one message per remote node",
+      .params = {&kRadix, &kBatch, &kDirectAbove, &kNodesPerBatch, &kRanksPerNode},
+      .restrictions = kRestrictions,
+      .fallback = "tuna",
+      .source = "[Fan24] Section IV, Algorithm 3, Figures 4-6",
+      .run = run_tuna_coalesced,
+      .memory_bound = hierarchical_bound,
+      .announce = announce_error_tuna_coalesced,
+      .model = {ModelShape::tuna_coalesced},
+      .resolve = resolve,
+      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
+        add_if_nodes(s, "tuna_coalesced", out);
+      },
+      .test_specs = hierarchical_test_specs("tuna_coalesced"),
+  };
+  return d;
+}
+
+const AlgorithmDescriptor& tuna_staggered_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "tuna_staggered",
+      .summary = "hierarchical TuNA: TuNA inside nodes, one message per remote block",
+      .params = {&kRadix, &kBatch, &kDirectAbove, &kNodesPerBatch, &kRanksPerNode},
+      .restrictions = kRestrictions,
+      .fallback = "tuna",
+      .source = "[Fan24] Section IV, Algorithm 2, Figures 4-6",
+      .run = run_tuna_staggered,
+      .memory_bound = hierarchical_bound,
+      .announce = announce_error_tuna_staggered,
+      .model = {ModelShape::tuna_staggered},
+      .resolve = resolve,
+      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
+        add_if_nodes(s, "tuna_staggered", out);
+      },
+      .test_specs = hierarchical_test_specs("tuna_staggered"),
+  };
+  return d;
 }
 
 }  // namespace a2av

@@ -73,9 +73,9 @@ int hierarchical_node_size(std::int64_t requested, int size, int detected, bool 
   return size % q == 0 && (requested > 0 || uniform) ? q : 0;
 }
 
-TunaShape tuna_shape(const Params& params, int size) {
-  const int radix = tuna_radix(params.at("radix"), size);
-  return {radix, tuna_batch(params.at("batch"), radix), params.at("direct_above")};
+TunaShape tuna_shape(const ParamValues& params, int size) {
+  const int radix = tuna_radix(params[kRadix], size);
+  return {radix, tuna_batch(params[kBatch], radix), params[kDirectAbove]};
 }
 
 std::int64_t tuna_memory_bound(int size, const TunaShape& shape, std::int64_t max_block) {

@@ -1,11 +1,12 @@
 // TuNA's schedule: its rounds, batches, store size, header and memory bound, as functions
 // of P and the parameters alone. The engine (tuna.cpp) runs it and the cost model
 // (tuning/cost_model.cpp) counts it, both from here.
-// Source: fan-tuna-configurable-alltoallv.txt, Sections III-A..III-C, Algorithm 1.
+// Source: Fan et al. [Fan24], Sections III-A..III-C, Algorithm 1.
 #pragma once
 
 #include "alltoallv/algorithm.hpp"
 
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -33,7 +34,7 @@ std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<
                                                               int batch);
 
 // Blocks ever held in the temporary store: distances with two or more nonzero digits,
-// i.e. P - (K+1) for K rounds (fan-tuna-configurable-alltoallv.txt, Section III-C).
+// i.e. P - (K+1) for K rounds (Fan et al. [Fan24], Section III-C).
 int tuna_stored_blocks(int size, int radix);
 
 // Radix and batch after defaults and clamping: radix 0 means ceil(sqrt(P)).
@@ -45,13 +46,30 @@ int tuna_batch(std::int64_t requested, int radix);
 // divide P or the nodes are unusable, and the exchange falls back to flat TuNA.
 int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform);
 
+// The tuna family's parameters.
+inline constexpr Param kRadix{"radix", 2, INT_MAX, 0,
+                              "base of the rounds, 2..P (larger is clamped to P)",
+                              "ceil(sqrt P)"};
+inline constexpr Param kBatch{"batch", 1, INT_MAX, 0, "rounds of one digit in flight at once",
+                              "radix-1: all"};
+// The paper finds r = P (every block direct) best above 8 KiB on Polaris (Section V-B,
+// Figure 7); so by default blocks above 8 KiB skip the rounds.
+inline constexpr Param kDirectAbove{"direct_above", 0, std::int64_t{1} << 62, 8192,
+                                    "blocks larger than this many bytes travel directly, not "
+                                    "in rounds"};
+// The hierarchical variants' own.
+inline constexpr Param kNodesPerBatch{"block_count", 1, INT_MAX, 8,
+                                      "remote nodes exchanged with per batch"};
+inline constexpr Param kRanksPerNode{"ranks_per_node", 0, INT_MAX, 0,
+                                     "ranks per node", "0: detected by MPI_COMM_TYPE_SHARED"};
+
 // Radix, batch and the direct threshold of a tuna-family spec on `size` ranks.
 struct TunaShape {
   int radix;
   int batch;
   std::int64_t direct_above;  // blocks above this many bytes travel directly, not in rounds
 };
-TunaShape tuna_shape(const Params& params, int size);
+TunaShape tuna_shape(const ParamValues& params, int size);
 
 // Bytes of a forwarded message's header for `blocks` forwarded blocks: its length, the
 // sender's knowledge of failed ranks (code, rank), and one size per block.

@@ -1,7 +1,7 @@
 // vendor: the MPI library's own MPI_Alltoallv on the user's arguments, unchanged
 // (PMPI_Alltoallv under the preload library). Counts beyond int use MPI_Alltoallv_c where
 // the MPI library is MPI-4; otherwise they are an A2AV_ERR_ARG.
-#include "alltoallv/algorithm.hpp"
+#include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/per_thread.hpp"
 
@@ -46,7 +46,9 @@ void run_vendor_on(const Call& c, const std::vector<int>& ints, MPI_Comm comm) {
             "MPI_Alltoallv");
 }
 
-void run_vendor(const Exchange& ex, const Params&) {
+namespace {
+
+void run_vendor(const Exchange& ex, const ParamValues&) {
   const Call& c = ex.call;
   std::vector<int> fresh;
   auto& ints = ex.ctx.size <= kKeptSize ? per_thread<std::vector<int>>() : fresh;
@@ -61,6 +63,21 @@ void run_vendor(const Exchange& ex, const Params&) {
        "MPI_Alltoallv_c; use another algorithm",
        MPI_VERSION);
 #endif
+}
+
+}  // namespace
+
+const AlgorithmDescriptor& vendor_algorithm() {
+  static const AlgorithmDescriptor d{
+      .name = "vendor",
+      .summary = "the MPI library's own MPI_Alltoallv",
+      .source = "the MPI standard's MPI_Alltoallv",
+      .run = run_vendor,
+      .model = {ModelShape::direct},
+      .test_specs = {{"vendor"}},
+      .intercommunicators = true,
+  };
+  return d;
 }
 
 }  // namespace a2av

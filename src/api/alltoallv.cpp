@@ -5,6 +5,9 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "driver/exchange.hpp"
+#include "inplace/algorithms.hpp"
+#include "redistribute/engine.hpp"
+#include "sparse/sparse.hpp"
 
 #include <map>
 
@@ -41,15 +44,39 @@ std::vector<MPI_Aint> packed_displacements(std::span<const MPI_Count> counts) {
   return displs;
 }
 
-std::vector<AlgorithmDescription> algorithms() {
-  std::vector<AlgorithmDescription> out;
-  for (const auto& a : algorithm_table()) {
-    AlgorithmDescription d{std::string(a.name), std::string(a.summary), {}};
-    for (const auto& p : a.params)
-      d.parameters.push_back(
-          fmt::format("{} ({}..{}, default {}): {}", p.key, p.min, p.max, p.fallback, p.doc));
+namespace {
+
+ParameterDescription description_of(const Param& p) {
+  return {std::string(p.key), p.min,         p.max, p.fallback, std::string(p.default_doc),
+          std::string(p.doc)};
+}
+
+void add_family(std::vector<AlgorithmDescription>& out, std::string_view family,
+                std::span<const FamilyAlgorithm> table) {
+  for (const FamilyAlgorithm& a : table) {
+    AlgorithmDescription d{std::string(family),         std::string(a.name),
+                           std::string(a.summary),      {},
+                           std::string(a.restrictions), std::string(a.fallback),
+                           std::string(a.source)};
+    for (const Param* p : a.params) d.parameters.push_back(description_of(*p));
     out.push_back(std::move(d));
   }
+}
+
+}  // namespace
+
+std::vector<AlgorithmDescription> algorithms() {
+  std::vector<AlgorithmDescription> out;
+  for (const AlgorithmDescriptor* a : algorithm_table()) {
+    AlgorithmDescription d{"alltoallv", std::string(a->name), std::string(a->summary), {},
+                           std::string(a->restrictions), std::string(a->fallback),
+                           std::string(a->source), a->one_node_only};
+    for (const Param* p : a->params) d.parameters.push_back(description_of(*p));
+    out.push_back(std::move(d));
+  }
+  add_family(out, "in-place", inplace_algorithms());
+  add_family(out, "redistribution", redistribution_algorithms());
+  add_family(out, "sparse", sparse_algorithms());
   return out;
 }
 

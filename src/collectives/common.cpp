@@ -3,6 +3,7 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/per_thread.hpp"
+#include "core/tags.hpp"
 
 #include <climits>
 #include <cstring>
@@ -183,7 +184,9 @@ Call start(Collective collective, MPI_Comm comm, MPI_Datatype type, MPI_Count co
            Algorithm algorithm, int root) {
   if (count < 0) fail(A2AV_ERR_ARG, "{}: negative count {}", name(collective), count);
   call_memory() = MemoryTracker();
-  Call call{private_comm(comm, kTagBase + static_cast<int>(collective)), Type(type), algorithm};
+  static_assert(static_cast<int>(Collective::alltoall) < tags::kCollectives.count);
+  Call call{private_comm(comm, tags::kCollectives.at(static_cast<int>(collective))), Type(type),
+            algorithm};
   if (root < 0 || root >= call.c.size)
     fail(A2AV_ERR_ARG, "{}: root {} is not a rank of a communicator of {}", name(collective), root,
          call.c.size);

@@ -18,9 +18,6 @@
 
 namespace a2av::coll {
 
-// Collective k uses tag kTagBase + k on the private duplicate, far above the alltoallv tags.
-inline constexpr int kTagBase = 32000;
-
 struct Comm {
   MPI_Comm comm;
   int rank;
@@ -28,7 +25,8 @@ struct Comm {
   int tag;
 };
 
-// The private duplicate of `user`, with `tag`; throws for intercommunicators.
+// The private duplicate of `user`, with `tag` (collective k: core/tags.hpp, kCollectives.at(k));
+// throws for intercommunicators.
 Comm private_comm(MPI_Comm user, int tag);
 
 // Ranks relative to a root, as trees and rings number them.

@@ -1,6 +1,7 @@
 #include "core/comm_context.hpp"
 
 #include "core/check.hpp"
+#include "core/environment.hpp"
 #include "core/per_thread.hpp"
 #include "core/spin.hpp"
 
@@ -21,7 +22,7 @@ int delete_context(MPI_Comm, int, void* value, void*) {
   contexts_deleted.fetch_add(1, std::memory_order_release);
   auto* context = static_cast<CommContext*>(value);
   for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
-  context->node_aware.clear();  // unmaps its cells
+  context->kept.clear();  // unmaps the segments and cells
   if (context->node != MPI_COMM_NULL) MPI_Comm_free(&context->node);
   if (context->nonblocking != MPI_COMM_NULL) MPI_Comm_free(&context->nonblocking);
   if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
@@ -104,10 +105,7 @@ struct RecentContexts {
 }  // namespace
 
 int emulated_node_size() {
-  static const int q = [] {
-    const char* text = std::getenv("A2AV_EMULATE_NODES");
-    return text ? std::max(0, std::atoi(text)) : 0;
-  }();
+  static const int q = static_cast<int>(*env_integer("A2AV_EMULATE_NODES"));
   return q;
 }
 

@@ -5,18 +5,44 @@
 
 #include <mpi.h>
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <typeindex>
+#include <typeinfo>
 #include <utility>
 
 namespace a2av {
 
 class NodeSegment;
-struct NodeAwareCells;
-struct NonblockingCells;
-struct SparseCells;
+
+// What higher layers keep per communicator (their shared segments and cells), made on first
+// use and destroyed with the context. Keyed by the keeper's own type, so that core names none
+// of them.
+class KeptState {
+ public:
+  template <class T>
+  T* find() const {
+    const auto it = kept_.find(std::type_index(typeid(T)));
+    return it == kept_.end() ? nullptr : static_cast<T*>(it->second.get());
+  }
+  template <class T>
+  T& keep(std::shared_ptr<T> state) const {
+    T& kept = *state;
+    kept_[std::type_index(typeid(T))] = std::move(state);
+    return kept;
+  }
+  void clear() const { kept_.clear(); }
+  // T, default-constructed on first use.
+  template <class T>
+  T& get() const {
+    T* found = find<T>();
+    return found ? *found : keep(std::make_shared<T>());
+  }
+
+ private:
+  mutable std::map<std::type_index, std::shared_ptr<void>> kept_;
+};
 
 struct CommContext {
   MPI_Comm comm = MPI_COMM_NULL;  // private duplicate used for all traffic
@@ -45,14 +71,9 @@ struct CommContext {
   // agreed on them (-1: none yet), from which the next one's auto chooses.
   mutable std::int64_t sparse_max_messages = -1, sparse_max_bytes = 0;
   mutable std::uint64_t nonblocking_started = 0;
-  // The sparse shared_memory algorithm's segment (sparse/shared_memory.cpp), made on first use.
-  mutable std::shared_ptr<SparseCells> sparse_cells;
-  // The nonblocking shared-memory schedule's cells (driver/ialltoallv_shared_memory.cpp),
-  // made on its first use.
-  mutable std::shared_ptr<NonblockingCells> nonblocking_cells;
-  // The node_aware algorithm's layout and cells, by (aggregation threshold, agents, radix);
-  // made on first use.
-  mutable std::map<std::array<std::int64_t, 3>, std::shared_ptr<NodeAwareCells>> node_aware;
+  // The segments and cells of node_aware, the sparse shared_memory exchange and the
+  // nonblocking shared-memory schedule, each made on its first use.
+  KeptState kept;
 };
 
 // Ranks per node as every rank sees it alike: node_size on nodes of one size numbered

@@ -1,6 +1,7 @@
 #include "core/node_segment.hpp"
 
 #include "core/check.hpp"
+#include "core/environment.hpp"
 
 #ifdef A2AV_SIMULATION
 #include <smpi/smpi.h>
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace a2av {
 namespace {
@@ -107,10 +109,7 @@ double uncharged_copy_seconds = 0;  // per rank: each has its own copy of the pr
 }  // namespace
 
 void charge_copy(std::size_t bytes) {
-  static const double bandwidth = [] {
-    const char* text = std::getenv("A2AV_SIM_COPY_BANDWIDTH");
-    return text ? std::strtod(text, nullptr) : 0.0;
-  }();
+  static const double bandwidth = env_number("A2AV_SIM_COPY_BANDWIDTH");
   if (bandwidth > 0) uncharged_copy_seconds += static_cast<double>(bytes) / bandwidth;
   if (uncharged_copy_seconds >= kSimulatedPollSeconds) {
     smpi_execute(uncharged_copy_seconds);
@@ -135,8 +134,8 @@ int comm_size(MPI_Comm comm) {
 }  // namespace
 
 std::int64_t shared_memory_budget(int size) {
-  static const char* asked = std::getenv("A2AV_SHM_BYTES");
-  if (asked && *asked) return std::max<std::int64_t>(0, std::atoll(asked));
+  static const std::optional<std::int64_t> asked = env_integer("A2AV_SHM_BYTES");
+  if (asked) return *asked;
   return std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
 }
 

@@ -1,6 +1,8 @@
 #include "core/p2p.hpp"
 
 #include "core/check.hpp"
+#include "core/environment.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,10 +10,17 @@
 namespace a2av {
 namespace {
 
-// In-band tags: a piece with more to follow, and the error tags (kErrorTag + code). The last
-// (or only) piece of a block carries the algorithm's tag, 0 for the direct algorithms.
-constexpr int kMorePieces = 1;
-constexpr int kErrorTag = 16;
+// In-band tags (core/tags.hpp): a piece with more to follow (kMorePieces), and the error
+// tags (kPeerErrors.at(code)). The last (or only) piece of a block carries the algorithm's tag,
+// kDirectBlock for the direct algorithms.
+static_assert(A2AV_ERR_MPI < tags::kPeerErrors.count, "an error code without an error tag");
+
+bool is_error(int tag) {
+  return tags::kPeerErrors.contains(tag);
+}
+int error_of(int tag) {
+  return tags::kPeerErrors.index_of(tag);
+}
 
 // Calls post(offset, length, last) per piece; at least one (empty) piece when `at_least_one`.
 template <class Post>
@@ -25,11 +34,7 @@ void for_each_piece(std::int64_t bytes, bool at_least_one, Post post) {
 }  // namespace
 
 std::int64_t max_piece() {
-  static const std::int64_t piece = [] {
-    const char* text = std::getenv("A2AV_MAX_MESSAGE");
-    const std::int64_t value = text ? std::atoll(text) : 0;
-    return value >= 64 && value <= (std::int64_t{1} << 30) ? value : std::int64_t{1} << 30;
-  }();
+  static const std::int64_t piece = *env_integer("A2AV_MAX_MESSAGE");
   return piece;
 }
 
@@ -65,8 +70,9 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
     sends.push_back(MPI_REQUEST_NULL);
-    check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kErrorTag + code, comm, &sends.back()),
-              "MPI_Isend");
+    check_mpi(
+        MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &sends.back()),
+        "MPI_Isend");
   }
   // Probing without blocking: a peer may be waiting for another peer before it sends here.
   [[maybe_unused]] const WorldErrorsReturn guard;
@@ -77,8 +83,8 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
       ProbedMessage message;
       if (drained[peer] || !ProbedMessage::test(peer, MPI_ANY_TAG, comm, message)) continue;
       message.receive(nullptr);  // truncated: not wanted
-      if (message.tag() >= kErrorTag) peers.note(peer, message.tag() - kErrorTag);
-      if (message.tag() != kMorePieces) {
+      if (is_error(message.tag())) peers.note(peer, error_of(message.tag()));
+      if (message.tag() != tags::kMorePieces.tag()) {
         drained[peer] = true;
         --left;
       }
@@ -90,11 +96,11 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
 
 void drain_block(int peer, MPI_Comm comm, PeerErrors& peers) {
   [[maybe_unused]] const WorldErrorsReturn guard;
-  for (int tag = kMorePieces; tag == kMorePieces;) {
+  for (int tag = tags::kMorePieces.tag(); tag == tags::kMorePieces.tag();) {
     ProbedMessage message = ProbedMessage::wait(peer, MPI_ANY_TAG, comm);
     message.receive(nullptr);  // truncated: not wanted
     tag = message.tag();
-    if (tag >= kErrorTag) peers.note(peer, tag - kErrorTag);
+    if (is_error(tag)) peers.note(peer, error_of(tag));
   }
 }
 
@@ -161,7 +167,7 @@ void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MP
   for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool last) {
     requests_.push_back(MPI_REQUEST_NULL);
     expected_.push_back(-1);
-    const int piece_tag = in_band_ && !last ? kMorePieces : tag;
+    const int piece_tag = in_band_ && !last ? tags::kMorePieces.tag() : tag;
     check_mpi(MPI_Isend(base + at, n, MPI_BYTE, peer, piece_tag, comm, &requests_.back()),
               "MPI_Isend");
   });
@@ -170,8 +176,9 @@ void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MP
 void Requests::isend_error(int code, int peer, MPI_Comm comm) {
   requests_.push_back(MPI_REQUEST_NULL);
   expected_.push_back(-1);
-  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, kErrorTag + code, comm, &requests_.back()),
-            "MPI_Isend");
+  check_mpi(
+      MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &requests_.back()),
+      "MPI_Isend");
 }
 
 void Requests::irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
@@ -259,8 +266,8 @@ void Requests::wait_posted(Mismatch& mismatch) {
       }
     }
     if (expected_[i] < 0) continue;
-    if (in_band_ && status.MPI_TAG >= kErrorTag) {
-      in_band_->note(status.MPI_SOURCE, status.MPI_TAG - kErrorTag);
+    if (in_band_ && is_error(status.MPI_TAG)) {
+      in_band_->note(status.MPI_SOURCE, error_of(status.MPI_TAG));
       continue;
     }
     int got = 0;

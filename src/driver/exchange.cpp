@@ -32,9 +32,9 @@ struct LocalStatus {
 };
 
 std::string_view chosen_spec_text(std::string_view spec) {
-  static const char* env = std::getenv("A2AV_ALGORITHM");
+  static const std::string_view env = env_string("A2AV_ALGORITHM");  // unset: auto
   if (!spec.empty()) return spec;
-  return env && *env ? std::string_view(env) : std::string_view("auto");
+  return env;
 }
 
 // With validation: every rank learns what each peer will send it and compares.
@@ -104,10 +104,7 @@ MPI_Op agreement_op() {
 // A2AV_AGREE_ERRORS=0 skips the allreduce where nothing else needs it: local errors are
 // then returned by the rank that found them alone, and its peers may block, as in MPI.
 bool agreement_required(const Spec& spec, const CommContext& ctx, bool validating) {
-  static const bool agree_errors = [] {
-    const char* value = std::getenv("A2AV_AGREE_ERRORS");
-    return !value || std::strcmp(value, "0") != 0;
-  }();
+  static const bool agree_errors = env_flag("A2AV_AGREE_ERRORS");
   return agree_errors || validating ||
          (!spec.algorithm->run && choice_needs_statistics(ctx.size, agreed_node_size(ctx)));
 }
@@ -179,7 +176,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   SpecRef spec = parse_checked(chosen_spec_text(spec_text), status);
-  if (ctx.is_intercomm && spec->algorithm->name != "vendor")
+  if (ctx.is_intercomm && !spec->algorithm->intercommunicators)
     fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
   // Reused up to the size the recent calls keep: a call allocates nothing once warm.
   CheckedCall& reused = per_thread<CheckedCall>();
@@ -193,7 +190,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.in_band = false;
   out.unagreed = false;
   out.vendor_ints.clear();
-  if (!status.code && spec->algorithm->run != run_vendor) {
+  if (!status.code && spec->algorithm != &vendor_algorithm()) {
     if (!out.normalized) out.normalized.emplace();
     try {  // before agreeing, so that a failed allocation is agreed like any other error
       out.normalized->assign(call, checked, memory);
@@ -213,7 +210,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   const bool validating = validate || spec->validate || validate_env;
   // vendor keeps MPI's semantics: an argument error is this rank's alone, found before the
   // vendor call, with no agreement (docs/errors.md); validation agrees.
-  if (in_band_allowed && spec->algorithm->run == run_vendor && !validating) {
+  if (in_band_allowed && spec->algorithm == &vendor_algorithm() && !validating) {
     if (status.code) throw Error(status.code, status.message);
     out.spec = std::move(spec);
     out.unagreed = true;
@@ -283,10 +280,11 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   Mismatch mismatch;
   if (!prepared.vendor_ints.empty())
     return run_vendor_on(call, prepared.vendor_ints, prepared.ctx->comm);
-  if (prepared.spec->algorithm->run == run_vendor) {
+  if (prepared.spec->algorithm == &vendor_algorithm()) {
     const ByteBlocks no_blocks;
-    run_vendor({*prepared.ctx, no_blocks, no_blocks, prepared.max_block, memory, mismatch, call},
-               prepared.spec->params);
+    vendor_algorithm().run(
+        {*prepared.ctx, no_blocks, no_blocks, prepared.max_block, memory, mismatch, call},
+        prepared.spec->params);
     return;
   }
   NormalizedCall& normalized = *prepared.normalized;

@@ -27,7 +27,7 @@ struct CallResult {
   std::int64_t peak_temp_bytes = 0;
 
   std::string describe() const {
-    return spec ? a2av::describe(*spec, size, node_size, uniform_nodes) : "";
+    return spec ? a2av::describe(*spec, {size, node_size, uniform_nodes}) : "";
   }
 };
 

@@ -3,7 +3,7 @@
 // node layout, never from this rank's counts or datatypes:
 //  - direct (here): every block its own message, all receives then all sends posted when the
 //    call starts, in spread_out's order (receive from rank - i, send to rank + i;
-//    fan-tuna-configurable-alltoallv.txt, Section II(d)), in the caller's datatypes (MPI
+//    Fan et al. [Fan24], Section II(d)), in the caller's datatypes (MPI
 //    handles derived types, nothing is packed). With MPI_IN_PLACE the blocks to send are
 //    packed first (MPI_Pack), the only temporary memory. Calls in place, and on ranks of
 //    several nodes unless A2AV_ALGORITHM names tuna.
@@ -18,6 +18,8 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/environment.hpp"
+#include "core/tags.hpp"
 #include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
 #include "driver/nonblocking_operation.hpp"
@@ -29,8 +31,7 @@
 namespace a2av {
 namespace {
 
-constexpr int kTag = 40;  // on the nonblocking exchanges' communicator (TuNA's: 1000 and up)
-
+// Tags: core/tags.hpp, kNonblockingDirect, on the nonblocking exchanges' communicator.
 class DirectExchange : public NonblockingOperation {
  public:
   DirectExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx) {
@@ -45,7 +46,7 @@ class DirectExchange : public NonblockingOperation {
       if (i == 0 && call.in_place()) continue;
       const int count = static_cast<int>(call.recvcounts[from]);
       posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent), count, call.recvtype,
-                       from, kTag, ctx.nonblocking, &add(count)),
+                       from, tags::kNonblockingDirect.tag(), ctx.nonblocking, &add(count)),
              "MPI_Irecv");
     }
     for (int i = 0; i < size; ++i) {
@@ -53,12 +54,12 @@ class DirectExchange : public NonblockingOperation {
       if (i == 0 && call.in_place()) continue;
       if (call.in_place()) {
         posted(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to,
-                         kTag, ctx.nonblocking, &add()),
+                         tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
                "MPI_Isend");
       } else {
         posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
-                         static_cast<int>(call.sendcounts[to]), call.sendtype, to, kTag,
-                         ctx.nonblocking, &add()),
+                         static_cast<int>(call.sendcounts[to]), call.sendtype, to,
+                         tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
                "MPI_Isend");
       }
     }
@@ -107,15 +108,15 @@ class DirectExchange : public NonblockingOperation {
 
 // What A2AV_ALGORITHM names; null if it is unset or empty.
 const Spec* requested_spec() {
-  static const char* env = std::getenv("A2AV_ALGORITHM");
+  static const char* env = env_text("A2AV_ALGORITHM");
   static const std::optional<Spec> spec =
       env && *env ? std::optional<Spec>(parse_spec(env)) : std::nullopt;
   return spec ? &*spec : nullptr;
 }
 
 bool shared_memory_suits(const CommContext& ctx, const Spec* spec) {
-  const bool asked =
-      !spec || spec->algorithm->name == "auto" || spec->algorithm->name == "shared_memory";
+  const bool asked = !spec || spec->algorithm == &auto_algorithm() ||
+                     spec->algorithm == &shared_memory_algorithm();
   return asked && ctx.size > 1 && ctx.size == ctx.node_size;
 }
 
@@ -130,7 +131,7 @@ NonblockingStart start_ialltoallv(const Call& call) {
   const std::uint64_t sequence = ctx.nonblocking_started++;
   const Spec* spec = requested_spec();
   std::int64_t temp = 0;
-  if (!call.in_place() && spec && spec->algorithm->name == "tuna") {
+  if (!call.in_place() && spec && spec->algorithm == &tuna_algorithm()) {
     auto exchange =
         make_tuna_exchange(call, checked, ctx, tuna_shape(spec->params, ctx.size), sequence, temp);
     return {start_request(std::move(exchange)), "tuna", temp};

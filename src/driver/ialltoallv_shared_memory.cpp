@@ -1,5 +1,5 @@
 // The nonblocking exchange's shared-memory schedule: the blocking shared_memory's cells
-// (alltoallv/shared_memory.cpp; fan-tuna-configurable-alltoallv.txt, Section IV) advanced
+// (alltoallv/shared_memory.cpp; Fan et al. [Fan24], Section IV) advanced
 // by the caller's MPI_Test/MPI_Wait. A block of at most the cells' capacity is copied into
 // the sender's cell for its receiver and published by the exchange's number; the receiver
 // copies it out when it sees that number. Larger blocks go as MPI messages, announced by
@@ -24,6 +24,7 @@
 #include "core/node_segment.hpp"
 #include "core/p2p.hpp"
 #include "core/spin.hpp"
+#include "core/tags.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
@@ -43,9 +44,6 @@ struct NonblockingCells {
 
 namespace {
 
-constexpr int kFirstTag = 10000;  // large blocks: kFirstTag + sequence % kTags
-constexpr std::uint64_t kTags = 4096;
-
 // A cell's first cache line; the block follows it.
 struct Cell {
   std::uint64_t sequence;  // the exchange it holds, published last by its sender
@@ -55,13 +53,12 @@ struct Cell {
 static_assert(sizeof(Cell) <= kLine);
 
 NonblockingCells& cells_of(const CommContext& ctx) {
-  if (!ctx.nonblocking_cells) {
-    const std::int64_t capacity = shared_memory_capacity(ctx.size);
-    const std::size_t part =
-        capacity < 0 ? 0 : static_cast<std::size_t>(capacity + kLine) * 2 * ctx.size;
-    ctx.nonblocking_cells.reset(new NonblockingCells{NodeSegment(ctx.nonblocking, part), {}});
-  }
-  return *ctx.nonblocking_cells;
+  if (NonblockingCells* kept = ctx.kept.find<NonblockingCells>()) return *kept;
+  const std::int64_t capacity = shared_memory_capacity(ctx.size);
+  const std::size_t part =
+      capacity < 0 ? 0 : static_cast<std::size_t>(capacity + kLine) * 2 * ctx.size;
+  return ctx.kept.keep(std::shared_ptr<NonblockingCells>(
+      new NonblockingCells{NodeSegment(ctx.nonblocking, part), {}}));
 }
 
 }  // namespace
@@ -73,7 +70,7 @@ class SharedMemoryExchange : public NonblockingOperation {
       : ctx_(ctx),
         cells_(cells),
         exchange_(sequence + 1),  // zeroed cells hold exchange 0
-        tag_(kFirstTag + static_cast<int>(sequence % kTags)),
+        tag_(tags::kNonblockingSharedMemory.cycle(sequence)),
         stride_(cells.segment.part_bytes(0) / (2 * ctx.size)),
         capacity_(static_cast<std::int64_t>(stride_ - kLine)),
         blocks_(call, checked, ctx.size) {
@@ -179,7 +176,7 @@ class SharedMemoryExchange : public NonblockingOperation {
   const CommContext& ctx_;
   NonblockingCells& cells_;
   std::uint64_t exchange_;
-  int tag_;
+  int tag_;  // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
   std::size_t stride_;
   std::int64_t capacity_;
   NonblockingBlocks blocks_;

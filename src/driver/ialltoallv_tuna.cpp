@@ -1,4 +1,4 @@
-// The nonblocking exchange's TuNA schedule: TuNA's rounds (fan-tuna-configurable-alltoallv.txt,
+// The nonblocking exchange's TuNA schedule: TuNA's rounds (Fan et al. [Fan24],
 // Sections III-A..III-C, Algorithm 1; alltoallv/tuna_schedule.hpp) as a state machine the
 // caller's MPI_Test/MPI_Wait advance. Each round of a batch posts its direct block (send buffer
 // to receive buffer, the size known to both sides) and a message of its forwarded blocks
@@ -15,6 +15,7 @@
 
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
+#include "core/tags.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
@@ -24,9 +25,9 @@
 namespace a2av {
 namespace {
 
-constexpr int kFirstTag = 1000;  // direct blocks, forwarded messages at +1; 8192 tags in all
-// (on the nonblocking exchanges' own communicator, CommContext::nonblocking)
-constexpr std::uint64_t kTagPairs = 4096;
+// Operation n's direct blocks have tag kNonblockingTuna.at(2 * (n % kTagPairs)), its
+// forwarded messages the next (core/tags.hpp; on CommContext::nonblocking).
+constexpr std::uint64_t kTagPairs = tags::kNonblockingTuna.count / 2;
 
 class TunaExchange : public NonblockingOperation {
  public:
@@ -36,7 +37,8 @@ class TunaExchange : public NonblockingOperation {
         radix_(shape.radix),
         rounds_(cached_tuna_rounds(ctx.size, shape.radix)),
         batches_(tuna_batches(rounds_, shape.batch)),
-        direct_tag_(kFirstTag + 2 * static_cast<int>(sequence % kTagPairs)),
+        direct_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs))),
+        forwarded_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs) + 1)),
         blocks_(call, checked, ctx.size),
         send_(blocks_.send()),
         recv_(blocks_.recv()),
@@ -99,8 +101,8 @@ class TunaExchange : public NonblockingOperation {
       s.received = round.forwarded.empty();
       if (round.forwarded.empty()) continue;
       pack(round, s.send);
-      posted(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to,
-                       direct_tag_ + 1, ctx_.nonblocking, &add()),
+      posted(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to, forwarded_tag_,
+                       ctx_.nonblocking, &add()),
              "MPI_Isend");
     }
   }
@@ -130,14 +132,14 @@ class TunaExchange : public NonblockingOperation {
       const int from = mod(ctx_.rank - rounds_[r].distance);
       int found = 0;
       MPI_Status status;
-      posted(MPI_Iprobe(from, direct_tag_ + 1, ctx_.nonblocking, &found, &status), "MPI_Iprobe");
+      posted(MPI_Iprobe(from, forwarded_tag_, ctx_.nonblocking, &found, &status), "MPI_Iprobe");
       if (!found) continue;
       int bytes = 0;
       MPI_Get_count(&status, MPI_BYTE, &bytes);
       s.recv.resize(static_cast<std::size_t>(bytes));
-      posted(MPI_Irecv(s.recv.data(), bytes, MPI_BYTE, from, direct_tag_ + 1, ctx_.nonblocking,
-                       &add()),
-             "MPI_Irecv");
+      posted(
+          MPI_Irecv(s.recv.data(), bytes, MPI_BYTE, from, forwarded_tag_, ctx_.nonblocking, &add()),
+          "MPI_Irecv");
       s.received = true;
     }
     for (std::size_t r = first; r < last; ++r)
@@ -184,6 +186,7 @@ class TunaExchange : public NonblockingOperation {
   std::vector<TunaRound> rounds_;
   std::vector<std::pair<std::size_t, std::size_t>> batches_;
   int direct_tag_;
+  int forwarded_tag_;
   NonblockingBlocks blocks_;
   const ByteBlocks &send_, &recv_;
   std::vector<std::vector<std::byte>> store_;  // by distance

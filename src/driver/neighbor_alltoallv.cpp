@@ -10,20 +10,19 @@
 // - graph and distributed graph: the k-th edge from rank a to rank b carries the block to
 //   b's k-th edge from a (duplicate edges): sends and receives posted in list order on one
 //   tag, which MPI's non-overtaking rule matches in that order.
+// Tags: kNeighborCartesian and kNeighborGraph (core/tags.hpp), on the private communicator.
 // Memory: the neighbour lists and one request and status per edge, O(degree), never O(P).
 #include "driver/neighbor_alltoallv.hpp"
 
 #include "core/call.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/tags.hpp"
 
 #include <vector>
 
 namespace a2av {
 namespace {
-
-constexpr int kGraphTag = 41;      // on the private communicator, beside the other schedules'
-constexpr int kCartesianTag = 42;  // + the receiving block's index
 
 struct Neighbours {
   std::vector<int> sources, destinations;
@@ -126,13 +125,14 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
     check_mpi(rc, what);
   };
   for (std::size_t k = 0; k < n.sources.size(); ++k) {
-    const int tag = n.cartesian ? kCartesianTag + static_cast<int>(k) : kGraphTag;
+    const int tag = n.cartesian ? tags::kNeighborCartesian.cycle(k) : tags::kNeighborGraph.tag();
     posted(MPI_Irecv(block(call.recvbuf, call.rdispls[k], recv_extent), call.recvcounts[k],
                      call.recvtype, n.sources[k], tag, ctx.comm, &requests.emplace_back()),
            "MPI_Irecv");
   }
   for (std::size_t s = 0; s < n.destinations.size(); ++s) {
-    const int tag = n.cartesian ? kCartesianTag + static_cast<int>(s ^ 1) : kGraphTag;
+    const int tag =
+        n.cartesian ? tags::kNeighborCartesian.cycle(s ^ 1) : tags::kNeighborGraph.tag();
     posted(MPI_Isend(block(call.sendbuf, call.sdispls[s], send_extent), call.sendcounts[s],
                      call.sendtype, n.destinations[s], tag, ctx.comm, &requests.emplace_back()),
            "MPI_Isend");

@@ -64,7 +64,7 @@ void Plan::run() {
 
 std::string Plan::algorithm() const {
   const CommContext& ctx = *state_->prepared.ctx;
-  return describe(*state_->prepared.spec, ctx.size, ctx.node_size, ctx.uniform_nodes);
+  return describe(*state_->prepared.spec, {ctx.size, ctx.node_size, ctx.uniform_nodes});
 }
 
 std::int64_t Plan::peak_temp_bytes() const {

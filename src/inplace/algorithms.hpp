@@ -4,7 +4,15 @@
 
 #include "inplace/sequence.hpp"
 
+#include "core/spec.hpp"
+
 #include <span>
+
+namespace a2av {
+// The in-place family's table: inplace_bitonic, inplace_pairwise, inplace_auto
+// (exchange_inplace.cpp).
+std::span<const FamilyAlgorithm> inplace_algorithms();
+}  // namespace a2av
 
 namespace a2av::inplace {
 

@@ -13,19 +13,20 @@
 #include "inplace/algorithms.hpp"
 
 #include "core/check.hpp"
+#include "core/tags.hpp"
 
 namespace a2av::inplace {
 namespace {
 
 constexpr double kStepLatencyBytes = 32 * 1024;  // one round trip, as bytes of bandwidth
-constexpr int kClockTag = 3;
 
 // Both partners leave a step at the later clock plus the step's cost.
 double meet_clock(const State& s, int peer, double clock, double bytes) {
   double theirs = 0;
-  check_mpi(MPI_Sendrecv(&clock, 1, MPI_DOUBLE, peer, kClockTag, &theirs, 1, MPI_DOUBLE, peer,
-                         kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
-            "MPI_Sendrecv");
+  check_mpi(
+      MPI_Sendrecv(&clock, 1, MPI_DOUBLE, peer, tags::kInplaceClock.tag(), &theirs, 1, MPI_DOUBLE,
+                   peer, tags::kInplaceClock.tag(), s.ctx.comm, MPI_STATUS_IGNORE),
+      "MPI_Sendrecv");
   return std::max(clock, theirs) + bytes + kStepLatencyBytes;
 }
 
@@ -62,13 +63,15 @@ double replay_pairwise(const State& s) {
     const bool higher = rank > peer;
     std::int64_t count = higher ? held[peer] : 0;
     if (higher) {  // our S(peer) for as many of its smallest keys beyond S(peer)
-      check_mpi(MPI_Sendrecv(&count, 1, MPI_INT64_T, peer, kClockTag, given.data(), size,
-                             MPI_INT64_T, peer, kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
-                "MPI_Sendrecv");
+      check_mpi(
+          MPI_Sendrecv(&count, 1, MPI_INT64_T, peer, tags::kInplaceClock.tag(), given.data(), size,
+                       MPI_INT64_T, peer, tags::kInplaceClock.tag(), s.ctx.comm, MPI_STATUS_IGNORE),
+          "MPI_Sendrecv");
       held[peer] = 0;
       for (int d = 0; d < size; ++d) held[d] += given[d];
     } else {
-      check_mpi(MPI_Recv(&count, 1, MPI_INT64_T, peer, kClockTag, s.ctx.comm, MPI_STATUS_IGNORE),
+      check_mpi(MPI_Recv(&count, 1, MPI_INT64_T, peer, tags::kInplaceClock.tag(), s.ctx.comm,
+                         MPI_STATUS_IGNORE),
                 "MPI_Recv");
       std::fill(given.begin(), given.end(), 0);
       std::int64_t left = count;
@@ -78,7 +81,9 @@ double replay_pairwise(const State& s) {
         left -= given[d];
       }
       held[rank] += count;
-      check_mpi(MPI_Send(given.data(), size, MPI_INT64_T, peer, kClockTag, s.ctx.comm), "MPI_Send");
+      check_mpi(
+          MPI_Send(given.data(), size, MPI_INT64_T, peer, tags::kInplaceClock.tag(), s.ctx.comm),
+          "MPI_Send");
     }
     clock = meet_clock(s, peer, clock, static_cast<double>(count * s.elem()));
   }

@@ -8,11 +8,11 @@
 
 #include "core/call.hpp"
 #include "core/check.hpp"
+#include "core/spec.hpp"
 #include "inplace/algorithms.hpp"
 
 #include <a2av/a2av.h>
 
-#include <charconv>
 #include <limits>
 
 namespace a2av {
@@ -28,34 +28,33 @@ struct InplaceSpec {
   std::int64_t chunk_bytes = std::int64_t{1} << 20;
 };
 
-constexpr std::int64_t kMaxChunk = std::int64_t{1} << 30;
+}  // namespace
 
+inline constexpr Param kChunkBytes{"chunk_bytes", 1, std::int64_t{1} << 30, std::int64_t{1} << 20,
+                                   "bytes of staging per step, shared by the pairs in flight"};
+
+// In the order of Kind: bitonic, pairwise, auto.
+std::span<const FamilyAlgorithm> inplace_algorithms() {
+  static const FamilyAlgorithm table[] = {
+      {"inplace_bitonic", "compare-split steps of a bitonic network over the ranks", {&kChunkBytes},
+       "", "", "[Zhuang09] Section 3.2"},
+      {"inplace_pairwise", "P-1 pairwise meetings, blocks forwarded along chains", {&kChunkBytes},
+       "", "", "[Zhuang09] Section 3.3"},
+      {"inplace_auto", "the faster of the two for the counts, by a metadata replay",
+       {&kChunkBytes}, "", "", "a2av's own (docs/memory.md, inplace_auto)"},
+  };
+  return table;
+}
+
+namespace {
+
+// "" and "auto" are inplace_auto.
 InplaceSpec parse_inplace_spec(std::string_view text) {
-  const auto colon = text.find(':');
-  const std::string_view name = text.substr(0, colon);
-  InplaceSpec spec;
-  if (name == "inplace_bitonic") {
-    spec.kind = Kind::bitonic;
-  } else if (name == "inplace_pairwise") {
-    spec.kind = Kind::pairwise;
-  } else if (name != "inplace_auto" && name != "auto" && !name.empty()) {
-    fail(A2AV_ERR_ALGORITHM,
-         "unknown in-place algorithm '{}'; accepted: inplace_bitonic, inplace_pairwise, "
-         "inplace_auto (parameter chunk_bytes)",
-         name);
-  }
-  if (colon == std::string_view::npos) return spec;
-  const std::string_view item = text.substr(colon + 1);
-  constexpr std::string_view key = "chunk_bytes=";
-  if (!item.starts_with(key))
-    fail(A2AV_ERR_ALGORITHM, "{}: '{}' is not chunk_bytes=N, its only parameter", name, item);
-  const std::string_view value = item.substr(key.size());
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), spec.chunk_bytes);
-  if (ec != std::errc() || end != value.data() + value.size() || spec.chunk_bytes < 1 ||
-      spec.chunk_bytes > kMaxChunk)
-    fail(A2AV_ERR_ALGORITHM, "{}: chunk_bytes='{}' is not an integer in 1..{}", name, value,
-         kMaxChunk);
-  return spec;
+  static const std::vector<SpecGrammar> grammar = grammar_of(inplace_algorithms());
+  if (text.empty() || text == "auto") text = "inplace_auto";
+  const ParsedSpec parsed = parse_spec(text, grammar, {"in-place ", false});
+  constexpr Kind kinds[] = {Kind::bitonic, Kind::pairwise, Kind::automatic};
+  return {kinds[parsed.index], parsed.values[kChunkBytes]};
 }
 
 // What this rank can check alone; the first error wins.

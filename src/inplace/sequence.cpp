@@ -1,6 +1,7 @@
 #include "inplace/sequence.hpp"
 
 #include "core/check.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +9,6 @@
 namespace a2av::inplace {
 namespace {
 
-constexpr int kRunsTag = 1;
-constexpr int kDataTag = 2;
 constexpr int kSlots = 2;
 constexpr std::int64_t kMinWindow = 4096;  // elements; smaller ranges use fewer slots
 
@@ -79,18 +78,19 @@ bool is_final(int rank, const Layout& layout, std::span<const Run> runs) {
 
 void send_runs(State& state, int peer, std::span<const Run> runs) {
   const auto count = static_cast<int>(runs.size() * sizeof(Run));
-  check_mpi(MPI_Send(runs.data(), count, MPI_BYTE, peer, kRunsTag, state.ctx.comm), "MPI_Send");
+  check_mpi(MPI_Send(runs.data(), count, MPI_BYTE, peer, tags::kInplaceRuns.tag(), state.ctx.comm),
+            "MPI_Send");
 }
 
 Runs recv_runs(State& state, int peer) {
   MPI_Status status;
-  check_mpi(MPI_Probe(peer, kRunsTag, state.ctx.comm, &status), "MPI_Probe");
+  check_mpi(MPI_Probe(peer, tags::kInplaceRuns.tag(), state.ctx.comm, &status), "MPI_Probe");
   int bytes = 0;
   MPI_Get_count(&status, MPI_BYTE, &bytes);
   Runs runs(static_cast<std::size_t>(bytes) / sizeof(Run));
-  check_mpi(
-      MPI_Recv(runs.data(), bytes, MPI_BYTE, peer, kRunsTag, state.ctx.comm, MPI_STATUS_IGNORE),
-      "MPI_Recv");
+  check_mpi(MPI_Recv(runs.data(), bytes, MPI_BYTE, peer, tags::kInplaceRuns.tag(), state.ctx.comm,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv");
   state.note_runs(runs.size());
   return runs;
 }
@@ -98,7 +98,8 @@ Runs recv_runs(State& state, int peer) {
 Runs exchange_runs(State& state, int peer) {
   MPI_Request request;
   const auto count = static_cast<int>(state.runs.size() * sizeof(Run));
-  check_mpi(MPI_Isend(state.runs.data(), count, MPI_BYTE, peer, kRunsTag, state.ctx.comm, &request),
+  check_mpi(MPI_Isend(state.runs.data(), count, MPI_BYTE, peer, tags::kInplaceRuns.tag(),
+                      state.ctx.comm, &request),
             "MPI_Isend");
   Runs theirs = recv_runs(state, peer);
   check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
@@ -130,11 +131,11 @@ void swap_range(State& state, int peer, std::byte* range, std::span<const Run> m
       const std::int64_t my_bytes = pack_real(at[slot], my_pieces, elem, staging);
       const std::int64_t their_bytes = real_length(arriving[slot]) * elem;
       if (my_bytes == 0 && their_bytes == 0) continue;
-      check_mpi(MPI_Irecv(at[slot], static_cast<int>(their_bytes), MPI_BYTE, peer, kDataTag,
-                          state.ctx.comm, &requests[2 * slot]),
+      check_mpi(MPI_Irecv(at[slot], static_cast<int>(their_bytes), MPI_BYTE, peer,
+                          tags::kInplaceData.tag(), state.ctx.comm, &requests[2 * slot]),
                 "MPI_Irecv");
-      check_mpi(MPI_Isend(staging, static_cast<int>(my_bytes), MPI_BYTE, peer, kDataTag,
-                          state.ctx.comm, &requests[2 * slot + 1]),
+      check_mpi(MPI_Isend(staging, static_cast<int>(my_bytes), MPI_BYTE, peer,
+                          tags::kInplaceData.tag(), state.ctx.comm, &requests[2 * slot + 1]),
                 "MPI_Isend");
       return;
     }

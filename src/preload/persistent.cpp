@@ -11,6 +11,7 @@
 // binding calling PMPI_Start) never completes rather than completing with wrong data.
 #include <a2av/a2av.h>
 
+#include "core/tags.hpp"
 #include "preload/routes.hpp"
 
 #include <unordered_map>
@@ -23,8 +24,9 @@
 namespace a2av::preload {
 namespace {
 
-constexpr int kDoneTag = 0;  // one started request is matched at a time (see start())
-constexpr int kSelf = 0;     // the one rank of done_comm()
+// The done message's tag is kPersistentDone (core/tags.hpp): one started request is matched
+// at a time (see start()).
+constexpr int kSelf = 0;  // the one rank of done_comm()
 
 struct Persistent {
   A2AV_Plan plan = nullptr;
@@ -65,7 +67,8 @@ int init(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_D
                           recvtype, comm, nullptr /* A2AV_ALGORITHM, else auto */, &p.plan);
   if (code != A2AV_SUCCESS) return code;
   MPI_Request done = MPI_REQUEST_NULL;
-  if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, kSelf, kDoneTag, done_comm(), &done) != MPI_SUCCESS) {
+  if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, kSelf, tags::kPersistentDone.tag(), done_comm(),
+                     &done) != MPI_SUCCESS) {
     A2AV_Plan_free(&p.plan);
     return A2AV_ERR_MPI;
   }
@@ -85,7 +88,8 @@ int start(MPI_Request done, const Persistent& p) {
     return mpi_error_for(code);
   }
   int rc = PMPI_Start(&done);
-  if (rc == MPI_SUCCESS) rc = PMPI_Send(nullptr, 0, MPI_BYTE, kSelf, kDoneTag, done_comm());
+  if (rc == MPI_SUCCESS)
+    rc = PMPI_Send(nullptr, 0, MPI_BYTE, kSelf, tags::kPersistentDone.tag(), done_comm());
   return rc;
 }
 

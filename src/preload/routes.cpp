@@ -1,6 +1,7 @@
 #include "preload/routes.hpp"
 
 #include "alltoallv/algorithm.hpp"
+#include "core/environment.hpp"
 
 #include <mpi.h>
 
@@ -27,10 +28,7 @@ std::map<std::pair<std::string, std::string>, Route>& routes() {
 }  // namespace
 
 bool stats_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("A2AV_PRELOAD_STATS");
-    return v && std::strcmp(v, "0") != 0 && *v;
-  }();
+  static const bool enabled = env_flag("A2AV_PRELOAD_STATS");
   return enabled;
 }
 

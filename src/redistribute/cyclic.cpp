@@ -14,6 +14,7 @@
 // every rank takes part at once. dictionary=1 restores the paper's order.
 // Messages: no MPI_ANY_SOURCE; the root asks a rank for its next edge and receives from it.
 #include "core/check.hpp"
+#include "core/tags.hpp"
 #include "redistribute/engine.hpp"
 
 #include <algorithm>
@@ -23,7 +24,6 @@ namespace a2av::redist {
 namespace {
 
 constexpr int kRoot = 0;
-constexpr int kControlTag = 13;
 
 enum Kind : std::int64_t { kSend, kRecv, kSendRecv, kNextEdge, kDone };
 
@@ -169,9 +169,9 @@ class Scheduler {
       edge = own_.next();
     } else {
       send_to(r, Action{kNextEdge});
-      check_mpi(
-          MPI_Recv(edge.data(), 2, MPI_INT64_T, r, kControlTag, e_.ctx.comm, MPI_STATUS_IGNORE),
-          "MPI_Recv");
+      check_mpi(MPI_Recv(edge.data(), 2, MPI_INT64_T, r, tags::kRedistributeControl.tag(),
+                         e_.ctx.comm, MPI_STATUS_IGNORE),
+                "MPI_Recv");
     }
     dest_[r] = edge[0];
     weight_[r] = edge[1];
@@ -183,7 +183,8 @@ class Scheduler {
     send_to(r, a);
   }
   void send_to(int r, const Action& a) {
-    check_mpi(MPI_Send(&a, sizeof a, MPI_BYTE, r, kControlTag, e_.ctx.comm), "MPI_Send");
+    check_mpi(MPI_Send(&a, sizeof a, MPI_BYTE, r, tags::kRedistributeControl.tag(), e_.ctx.comm),
+              "MPI_Send");
   }
 
   const Engine& e_;
@@ -198,7 +199,8 @@ std::vector<Action> follow_root(const Engine& e, Edges& edges) {
   std::vector<Action> actions;
   for (;;) {
     Action a;
-    check_mpi(MPI_Recv(&a, sizeof a, MPI_BYTE, kRoot, kControlTag, e.ctx.comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(&a, sizeof a, MPI_BYTE, kRoot, tags::kRedistributeControl.tag(), e.ctx.comm,
+                       MPI_STATUS_IGNORE),
               "MPI_Recv");
     if (a.kind == kDone) return actions;
     if (a.kind != kNextEdge) {
@@ -206,7 +208,9 @@ std::vector<Action> follow_root(const Engine& e, Edges& edges) {
       continue;
     }
     const std::array<std::int64_t, 2> edge = edges.next();
-    check_mpi(MPI_Send(edge.data(), 2, MPI_INT64_T, kRoot, kControlTag, e.ctx.comm), "MPI_Send");
+    check_mpi(
+        MPI_Send(edge.data(), 2, MPI_INT64_T, kRoot, tags::kRedistributeControl.tag(), e.ctx.comm),
+        "MPI_Send");
   }
 }
 

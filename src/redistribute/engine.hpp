@@ -9,7 +9,15 @@
 #include "core/memory.hpp"
 #include "redistribute/block_store.hpp"
 
+#include "core/spec.hpp"
+
+#include <span>
 #include <vector>
+
+namespace a2av {
+// The redistribution family's table: parking, cyclic, auto (redistributor.cpp).
+std::span<const FamilyAlgorithm> redistribution_algorithms();
+}  // namespace a2av
 
 namespace a2av::redist {
 

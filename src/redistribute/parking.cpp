@@ -12,6 +12,7 @@
 // root's match (O(P)), and the moves. Extra memory: O(P) counts (O(P) more on the root), the
 // addresses of the moving blocks (16 bytes each), one temporary block, maybe one extra slot.
 #include "core/check.hpp"
+#include "core/tags.hpp"
 #include "redistribute/engine.hpp"
 
 #include <numeric>
@@ -20,7 +21,6 @@ namespace a2av::redist {
 namespace {
 
 constexpr int kRoot = 0;
-constexpr int kParkTag = 12;
 
 std::vector<std::int64_t> alltoall(const Engine& e, const std::vector<std::int64_t>& v) {
   std::vector<std::int64_t> out(v.size());
@@ -64,7 +64,9 @@ std::vector<std::int64_t> match_parking(const Engine& e, std::vector<std::int64_
     if (parker == kRoot) {
       mine = row;
     } else {
-      check_mpi(MPI_Send(row.data(), p, MPI_INT64_T, parker, kParkTag, e.ctx.comm), "MPI_Send");
+      check_mpi(
+          MPI_Send(row.data(), p, MPI_INT64_T, parker, tags::kRedistributePark.tag(), e.ctx.comm),
+          "MPI_Send");
     }
   }
   return mine;
@@ -82,8 +84,8 @@ std::vector<std::int64_t> parking(const Engine& e, const std::vector<std::int64_
   if (e.ctx.rank == kRoot) return match_parking(e, all);
   std::vector<std::int64_t> park(e.ctx.size, 0);
   if (delta > 0)
-    check_mpi(MPI_Recv(park.data(), e.ctx.size, MPI_INT64_T, kRoot, kParkTag, e.ctx.comm,
-                       MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(park.data(), e.ctx.size, MPI_INT64_T, kRoot, tags::kRedistributePark.tag(),
+                       e.ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   return park;
 }

@@ -3,9 +3,9 @@
 #include <a2av/redistribute.hpp>
 
 #include "core/check.hpp"
+#include "core/spec.hpp"
 #include "redistribute/engine.hpp"
 
-#include <charconv>
 #include <numeric>
 
 namespace a2av {
@@ -24,23 +24,34 @@ namespace {
 
 using Kind = Redistributor::State::Kind;
 
+constexpr Param kDictionary{"dictionary", 0, 1, 0,
+                                   "1: the paper's ascending edge order; 0: edges streamed in "
+                                   "rotated order"};
+
+}  // namespace
+
+std::span<const FamilyAlgorithm> redistribution_algorithms() {
+  static const FamilyAlgorithm table[] = {
+      {"parking", "Pinar-Hendrickson phases, blocks that cannot move yet parked", {}, "", "",
+       "[Siegel10] Section 3.1, Figure 3"},
+      {"cyclic", "the cyclic scheduler: every block moves once, straight home", {&kDictionary},
+       "", "", "[Siegel10] Section 3.2, Figure 4"},
+      {"auto", "parking or cyclic, by the blocks that leave", {}, "", "",
+       "a2av's own (docs/redistribute.md)"},
+  };
+  return table;
+}
+
+namespace {
+
+// "" is auto; in the order of Kind.
 void parse_algorithm(std::string_view text, Redistributor::State& s) {
-  const auto colon = text.find(':');
-  const std::string_view name = text.substr(0, colon);
-  if (name == "parking") {
-    s.kind = Kind::parking;
-  } else if (name == "cyclic") {
-    s.kind = Kind::cyclic;
-  } else if (!name.empty() && name != "auto") {
-    fail(A2AV_ERR_ALGORITHM,
-         "unknown redistribution algorithm '{}'; accepted: parking, cyclic, auto", name);
-  }
-  if (colon == std::string_view::npos) return;
-  const std::string_view item = text.substr(colon + 1);
-  if (s.kind != Kind::cyclic || (item != "dictionary=0" && item != "dictionary=1"))
-    fail(A2AV_ERR_ALGORITHM, "{}: '{}' is not a parameter it has ({})", name, item,
-         s.kind == Kind::cyclic ? "dictionary=0|1" : "none");
-  s.dictionary = item == "dictionary=1";
+  static const std::vector<SpecGrammar> grammar = grammar_of(redistribution_algorithms());
+  const ParsedSpec parsed = parse_spec(text.empty() ? "auto" : text, grammar,
+                                       {"redistribution ", false});
+  constexpr Kind kinds[] = {Kind::parking, Kind::cyclic, Kind::automatic};
+  s.kind = kinds[parsed.index];
+  s.dictionary = parsed.values.has(kDictionary) && parsed.values[kDictionary] == 1;
 }
 
 // Agrees on the worst error code across ranks; throws it everywhere.

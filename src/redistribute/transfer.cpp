@@ -1,13 +1,8 @@
 #include "core/check.hpp"
+#include "core/tags.hpp"
 #include "redistribute/engine.hpp"
 
 namespace a2av::redist {
-namespace {
-
-constexpr int kDataTag = 10;
-constexpr int kAddressTag = 11;
-
-}  // namespace
 
 std::vector<std::int64_t> outgoing_counts(const Engine& e) {
   std::vector<std::int64_t> counts(e.ctx.size, 0);
@@ -32,16 +27,20 @@ void transfer(Engine& e, const std::vector<SlotTransfer>& sends,
     MPI_Request r[2];
     if (send) {
       for (std::int64_t s : t.slots) address.insert(address.end(), {store.rank[s], store.index[s]});
+      check_mpi(MPI_Isend(address.data(), count, MPI_INT64_T, t.peer,
+                          tags::kRedistributeAddress.tag(), e.ctx.comm, &r[0]),
+                "MPI_Isend");
       check_mpi(
-          MPI_Isend(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
+          MPI_Isend(MPI_BOTTOM, 1, type, t.peer, tags::kRedistributeData.tag(), e.ctx.comm, &r[1]),
           "MPI_Isend");
-      check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, t.peer, kDataTag, e.ctx.comm, &r[1]), "MPI_Isend");
     } else {
       address.resize(static_cast<std::size_t>(count));
+      check_mpi(MPI_Irecv(address.data(), count, MPI_INT64_T, t.peer,
+                          tags::kRedistributeAddress.tag(), e.ctx.comm, &r[0]),
+                "MPI_Irecv");
       check_mpi(
-          MPI_Irecv(address.data(), count, MPI_INT64_T, t.peer, kAddressTag, e.ctx.comm, &r[0]),
+          MPI_Irecv(MPI_BOTTOM, 1, type, t.peer, tags::kRedistributeData.tag(), e.ctx.comm, &r[1]),
           "MPI_Irecv");
-      check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, t.peer, kDataTag, e.ctx.comm, &r[1]), "MPI_Irecv");
     }
     requests.insert(requests.end(), {r[0], r[1]});
   };

@@ -20,6 +20,7 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/p2p.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -28,8 +29,6 @@
 
 namespace a2av {
 namespace {
-
-constexpr int kRouteTag = 20;
 
 // What travels ahead of a packet's payload.
 struct Header {
@@ -151,8 +150,8 @@ class Router {
     incoming_.resize(lanes_.size() * record_);
     Mismatch mismatch;
     sendrecv(records_.data(), static_cast<std::int64_t>(incoming_.size()), partner,
-             incoming_.data(), static_cast<std::int64_t>(incoming_.size()), partner, kRouteTag,
-             ctx_.comm, mismatch);
+             incoming_.data(), static_cast<std::int64_t>(incoming_.size()), partner,
+             tags::kRoute.tag(), ctx_.comm, mismatch);
     mismatch.raise();
     const bool lower = ctx_.rank < partner;
     partner_dest_.resize(lanes_.size());

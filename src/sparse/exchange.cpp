@@ -5,44 +5,44 @@
 #include "sparse/sparse.hpp"
 
 #include "core/check.hpp"
+#include "core/environment.hpp"
+#include "core/tags.hpp"
 
 #include <cstdlib>
 #include <string_view>
 
 namespace a2av {
+
+std::span<const FamilyAlgorithm> sparse_algorithms() {
+  static const FamilyAlgorithm table[] = {
+      {"nbx", "nonblocking consensus: synchronous sends, then a barrier once all are matched",
+       {}, "", "", "Hoefler, Siebert, Lumsdaine, PPoPP 2010, Algorithm 2 (NBX)"},
+      {"grid", "two NBX hops over a near-square grid of ranks, messages aggregated per hop", {}, "",
+       "", "a2av's own (docs/algorithms.md, section Sparse)"},
+      {"dense", "an all-to-all of byte counts, then a2av's alltoallv", {}, "", "",
+       "a2av's own (docs/algorithms.md, section Sparse)"},
+      {"shared_memory", "ranks on one node: messages through a shared segment", {},
+       "a shared segment (all ranks on one node, else A2AV_ERR_ALGORITHM)", "nbx",
+       "a2av's own (docs/algorithms.md, section Sparse)"},
+      {"auto", "chooses from the agreed message counts and sizes", {}, "", "",
+       "docs/algorithms.md, section Sparse"},
+  };
+  return table;
+}
+
 namespace {
 
-constexpr int kSparseTag = 50;  // and 51: rounds alternate (next_sparse_tag)
-
+// In the order of sparse_algorithms().
 enum class Algorithm { nbx, grid, dense, shared_memory, automatic };
 
 Algorithm parse(std::string_view name) {
-  if (name.empty()) {
-    const char* env = std::getenv("A2AV_SPARSE_ALGORITHM");
-    name = env && *env ? env : "auto";
-  }
-  if (name == "nbx") return Algorithm::nbx;
-  if (name == "grid") return Algorithm::grid;
-  if (name == "dense") return Algorithm::dense;
-  if (name == "shared_memory") return Algorithm::shared_memory;
-  if (name == "auto") return Algorithm::automatic;
-  fail(A2AV_ERR_ALGORITHM,
-       "unknown sparse exchange algorithm '{}' (nbx, grid, dense, shared_memory, auto)", name);
+  if (name.empty()) name = env_string("A2AV_SPARSE_ALGORITHM");  // unset: auto
+  static const std::vector<SpecGrammar> grammar = grammar_of(sparse_algorithms());
+  return static_cast<Algorithm>(parse_spec(name, grammar, {"sparse exchange ", false}).index);
 }
 
-const char* name_of(Algorithm a) {
-  switch (a) {
-    case Algorithm::nbx:
-      return "nbx";
-    case Algorithm::grid:
-      return "grid";
-    case Algorithm::dense:
-      return "dense";
-    case Algorithm::shared_memory:
-      return "shared_memory";
-    default:
-      return "auto";
-  }
+std::string_view name_of(Algorithm a) {
+  return sparse_algorithms()[static_cast<std::size_t>(a)].name;
 }
 
 // This rank's messages as parcels, or the reason they are not.
@@ -169,7 +169,7 @@ SparseResult SparseResultBuilder::build(Inbox&& inbox, std::string algorithm,
 }
 
 int next_sparse_tag(const CommContext& ctx) {
-  return kSparseTag + static_cast<int>(ctx.sparse_rounds++ % 2);
+  return tags::kSparseMessages.cycle(ctx.sparse_rounds++);
 }
 
 SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,
@@ -192,7 +192,7 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
     ctx.sparse_max_messages = agreed->messages, ctx.sparse_max_bytes = agreed->bytes;
   if (fault) fault.raise(ctx.rank);
   memory.release(parcel_bytes);
-  return SparseResultBuilder::build(std::move(inbox), name_of(chosen), memory.peak());
+  return SparseResultBuilder::build(std::move(inbox), std::string(name_of(chosen)), memory.peak());
 }
 
 SparseResult sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,

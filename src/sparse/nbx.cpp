@@ -13,6 +13,7 @@
 #include "sparse/sparse.hpp"
 
 #include "core/spin.hpp"
+#include "core/tags.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,8 +21,6 @@
 
 namespace a2av {
 namespace {
-
-constexpr int kConsensusTagOffset = 2;  // the round's tag + 2: apart from its messages
 
 // A nonblocking allreduce of (error code, rank) by MAXLOC and of the statistics by MAX, as a
 // dissemination: in round i a rank sends what it knows to rank + 2^i and merges what rank -
@@ -101,7 +100,9 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
                          ctx.comm, &sends[i]),
               "MPI_Issend");
   }
-  Consensus consensus(ctx, tag + kConsensusTagOffset, local, at.local);
+  // The round's consensus: a tag apart from its messages (core/tags.hpp).
+  Consensus consensus(ctx, tags::kSparseConsensus.at(tags::kSparseMessages.index_of(tag)), local,
+                      at.local);
   // Ranks sharing cores give theirs away after an idle turn: spinning would starve the peers
   // this rank waits for.
   const bool yield_when_idle = ctx.cores_shared;

@@ -101,8 +101,9 @@ struct SparseCells {
 namespace {
 
 // Made on the first call on the communicator (collectively); null where it cannot be.
-const SparseCells* cells_of(const CommContext& ctx) {
-  if (!ctx.sparse_cells) {
+SparseCells* cells_of(const CommContext& ctx) {
+  SparseCells* kept = ctx.kept.find<SparseCells>();
+  if (!kept) {
     auto cells = std::make_shared<SparseCells>();
     cells->list_length = SparseCells::list_length_for(ctx.size);
     const std::size_t fixed = kLine + cells->list_length * sizeof(Descriptor);
@@ -113,9 +114,9 @@ const SparseCells* cells_of(const CommContext& ctx) {
     const bool wanted = budget > 0;
     cells->segment = std::make_shared<NodeSegment>(
         ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
-    ctx.sparse_cells = std::move(cells);
+    kept = &ctx.kept.keep(std::move(cells));
   }
-  return ctx.sparse_cells->segment->ok() ? ctx.sparse_cells.get() : nullptr;
+  return kept->segment->ok() ? kept : nullptr;
 }
 
 // Waits for every rank of the node to arrive; the last clears the error word of the half the
@@ -206,9 +207,9 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
     fail(A2AV_ERR_ALGORITHM,
          "sparse shared_memory needs all {} ranks on one node; {} share this one", ctx.size,
          ctx.node_size);
-  const SparseCells* cells = cells_of(ctx);
+  SparseCells* cells = cells_of(ctx);
   if (!cells) return nbx(parcels, at, local, inbox);
-  const std::uint64_t exchange = ++ctx.sparse_cells->exchanges;
+  const std::uint64_t exchange = ++cells->exchanges;
   const int tag = next_sparse_tag(ctx);
   std::vector<const Parcel*> by_mpi;
   if (local)

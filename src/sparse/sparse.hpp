@@ -6,6 +6,7 @@
 
 #include "core/comm_context.hpp"
 #include "core/memory.hpp"
+#include "core/spec.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +17,10 @@
 #include <vector>
 
 namespace a2av {
+
+// The sparse family's table: nbx, grid, dense, shared_memory, auto (exchange.cpp).
+std::span<const FamilyAlgorithm> sparse_algorithms();
+
 
 // A message to send, checked: `destination` is a rank of the communicator.
 struct Parcel {
@@ -98,10 +103,10 @@ class SparseResultBuilder {
   static SparseResult build(Inbox&& inbox, std::string algorithm, std::int64_t peak_temp_bytes);
 };
 
-// The tag of the next sparse round on `ctx`: rounds alternate between two tags, so a rank
-// that has finished a round and starts the next cannot have its messages taken by a rank
-// still probing for the previous one (which cannot be two rounds behind: a round ends only
-// once every rank has finished sending in it).
+// The tag of the next sparse round on `ctx`: rounds alternate between the two tags of
+// kSparseMessages (core/tags.hpp), so a rank that has finished a round and starts the next
+// cannot have its messages taken by a rank still probing for the previous one (which cannot
+// be two rounds behind: a round ends only once every rank has finished sending in it).
 int next_sparse_tag(const CommContext& ctx);
 
 // Nonblocking consensus (NBX): synchronous sends, probe and receive until a nonblocking

@@ -1,5 +1,6 @@
 #include "tuning/cost_model.hpp"
 
+#include "alltoallv/node_aware.hpp"
 #include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
@@ -150,6 +151,12 @@ void direct_phase(Timeline& t, int first, int last, bool in_band) {
   t.end_phase();
 }
 
+// Peers per phase of a direct algorithm: all, one, or its batch parameter's value.
+int direct_batch(const CostModel& model, const ParamValues& p, int size) {
+  if (model.one_at_a_time) return 1;
+  return model.batch ? static_cast<int>(std::min<std::int64_t>(p[*model.batch], size)) : size;
+}
+
 void linear_phases(Timeline& t, int batch, bool in_band) {
   for (int first = 1; first < t.size(); first += batch)
     direct_phase(t, first, std::min(t.size(), first + batch), in_band);
@@ -219,10 +226,10 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 // own alongside it. Phase 2: node pairs in batches of block_count, a coalesced pair's
 // header front (3 words) and small blocks in one message (its Q sizes in another where a
 // block is large), a staggered pair's header (Q + 3 words) and Q messages, even when empty.
-void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
+void hierarchical_phases(Timeline& t, const ParamValues& p, int q, bool coalesced) {
   const int nodes = t.size() / q;
   const Workload& w = t.workload();
-  const auto direct_above = static_cast<double>(p.at("direct_above"));
+  const auto direct_above = static_cast<double>(p[kDirectAbove]);
   auto small = [&](int from, int to) {
     const double b = w.block(from, to);
     return b > direct_above ? 0.0 : b;
@@ -244,7 +251,7 @@ void hierarchical_phases(Timeline& t, const Params& p, int q, bool coalesced) {
     t.end_phase();
   }
   if (q > 1) tuna_phases(t, q, tuna_shape(p, q), aggregated);
-  const int batch = static_cast<int>(std::max<std::int64_t>(1, p.at("block_count")));
+  const int batch = static_cast<int>(std::max<std::int64_t>(1, p[kNodesPerBatch]));
   for (int first = 1; first < nodes; first += batch) {
     t.begin_phase();
     for (int me = 0; me < t.followed(); ++me)
@@ -311,15 +318,15 @@ void column_rounds_phases(Timeline& t, int radix, int q, double small) {
 // round-robin over the node's first `agents` ranks), and the large blocks directly (with
 // radix=R the large blocks alone, then the column rounds); phase 3 copies the small blocks
 // from other nodes out.
-void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
+void node_aware_phases(Timeline& t, const Machine& m, const ParamValues& p, int q) {
   if (!m.shared_memory) fail(A2AV_ERR_ALGORITHM, "machine {} has no shared_memory figures", m.name);
   const Workload& w = t.workload();
   const int n = t.size(), nodes = (n + q - 1) / q;
-  const double small = static_cast<double>(node_aware_threshold(p.at("direct_above"), n));
+  const double small = static_cast<double>(node_aware_threshold(p[kAggregateAbove], n));
   const double copy_beta = m.shared_memory->beta;  // a copy into or out of the segment
   auto ranks_of = [&](int node) { return std::min(q, n - node * q); };
   auto agent_of = [&](int node, int remote) {
-    return node_aware_agent(node, remote, nodes, ranks_of(node), p.at("agents"));
+    return node_aware_agent(node, remote, nodes, ranks_of(node), p[kAgents]);
   };
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me)
@@ -333,7 +340,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
         t.work(me, copy_beta * b);
     }
   t.end_phase();
-  const bool rounds = p.at("radix") != 0 && n % q == 0;
+  const bool rounds = p[kNodeRadix] != 0 && n % q == 0;
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me) {
     const int node = me / q;
@@ -351,7 +358,7 @@ void node_aware_phases(Timeline& t, const Machine& m, const Params& p, int q) {
     }
   }
   t.end_phase();
-  if (rounds) column_rounds_phases(t, static_cast<int>(p.at("radix")), q, small);
+  if (rounds) column_rounds_phases(t, static_cast<int>(p[kNodeRadix]), q, small);
   t.begin_phase();
   for (int me = 0; me < t.followed(); ++me)
     for (int s = 0; s < n; ++s)
@@ -392,34 +399,41 @@ Machine Machine::load(const std::string& path) {
 }
 
 Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
-  const std::string_view name = spec.algorithm->name;
-  const Params& p = spec.params;
+  const ModelShape shape = spec.algorithm->model.shape;
+  const ParamValues& p = spec.params;
   const int n = w.size;
   int q = m.ranks_per_node;
-  if (p.count("ranks_per_node") && p.at("ranks_per_node") > 0)
-    q = static_cast<int>(p.at("ranks_per_node"));
+  if (p.has(kRanksPerNode) && p[kRanksPerNode] > 0) q = static_cast<int>(p[kRanksPerNode]);
   Timeline t(w, m, q);
   if (n == 1) return t.result();
-  if (name == "auto") fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not auto");
-  const int group =
-      name.starts_with("tuna_") ? hierarchical_node_size(p.at("ranks_per_node"), n, q, true) : 0;
   // The direct algorithms send even empty blocks, to agree on errors in band; vendor does
   // not (MPI's semantics).
   const bool in_band = spec.algorithm->announce != nullptr;
-  if (name == "vendor" || name == "linear" || name == "spread_out") {
-    linear_phases(t, n, in_band);
-  } else if (name == "scattered") {
-    linear_phases(t, static_cast<int>(std::min<std::int64_t>(p.at("block_count"), n)), in_band);
-  } else if (name == "pairwise") {
-    linear_phases(t, 1, in_band);
-  } else if (name == "shared_memory") {
-    shared_memory_phase(t, m, q);
-  } else if (name == "node_aware") {
-    node_aware_phases(t, m, p, q);
-  } else if (group == 0 || group == n) {
-    tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
-  } else {
-    hierarchical_phases(t, p, group, name == "tuna_coalesced");
+  switch (shape) {
+    case ModelShape::none:
+      fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not {}",
+           spec.algorithm->name);
+    case ModelShape::direct:
+      linear_phases(t, direct_batch(spec.algorithm->model, p, n), in_band);
+      break;
+    case ModelShape::shared_memory:
+      shared_memory_phase(t, m, q);
+      break;
+    case ModelShape::node_aware:
+      node_aware_phases(t, m, p, q);
+      break;
+    case ModelShape::tuna:
+      tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
+      break;
+    case ModelShape::tuna_coalesced:
+    case ModelShape::tuna_staggered: {
+      const int group = hierarchical_node_size(p[kRanksPerNode], n, q, true);
+      if (group == 0 || group == n)
+        tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
+      else
+        hierarchical_phases(t, p, group, shape == ModelShape::tuna_coalesced);
+      break;
+    }
   }
   return t.result();
 }

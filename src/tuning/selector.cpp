@@ -5,6 +5,7 @@
 // against bytes.
 #include "tuning/selector.hpp"
 
+#include "alltoallv/node_aware.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/per_thread.hpp"
@@ -52,22 +53,13 @@ const Loaded<Machine>& loaded_machine() {
   return loaded;
 }
 
-// The candidates the cost model compares for P ranks and Q per node.
+// The candidates the cost model compares for P ranks and Q per node: what each algorithm's
+// descriptor offers.
 std::vector<std::string> model_candidates(const Machine& machine, int size, int ranks_per_node) {
-  std::vector<std::string> specs = {"spread_out", "scattered:block_count=8", "pairwise"};
-  if (machine.shared_memory && size <= ranks_per_node) specs.push_back("shared_memory");
-  int root = 2;
-  while (root * root < size) ++root;
-  for (int radix : {2, 4, 8, 16, root, size})
-    if (radix >= 2 && radix <= size) specs.push_back(fmt::format("tuna:radix={}", radix));
-  if (ranks_per_node > 1 && ranks_per_node < size && size % ranks_per_node == 0)
-    for (const char* h : {"tuna_coalesced", "tuna_staggered"}) specs.push_back(h);
-  if (machine.shared_memory && ranks_per_node < size) {
-    specs.push_back("node_aware");
-    if (size % ranks_per_node == 0)
-      for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"})
-        specs.push_back(rounds);
-  }
+  std::vector<std::string> specs;
+  const CandidateScope scope{size, ranks_per_node, machine.shared_memory.has_value()};
+  for (const AlgorithmDescriptor* a : algorithm_table())
+    if (a->candidates) a->candidates(scope, specs);
   return specs;
 }
 
@@ -79,7 +71,7 @@ constexpr std::int64_t kTunaLargest = 1024;  // the largest block the heuristic 
 // its staging cap go directly, as spread_out's do. Beyond, it must know the largest block.
 bool node_aware_whatever_the_blocks(int size) {
   return size < kLogarithmicFrom ||
-         node_aware_threshold(kNodeAwareDirectAbove, size) >= kTunaLargest;
+         node_aware_threshold(kAggregateAbove.fallback, size) >= kTunaLargest;
 }
 
 Choice heuristic(const ExchangeStats& s) {
@@ -92,7 +84,7 @@ Choice heuristic(const ExchangeStats& s) {
   // of nodes 1.14-1.23x; docs/bench.md).
   if (s.ranks_per_node < s.size &&
       (node_aware_whatever_the_blocks(s.size) ||
-       s.max_block <= node_aware_threshold(kNodeAwareDirectAbove, s.size)))
+       s.max_block <= node_aware_threshold(kAggregateAbove.fallback, s.size)))
     return s.ranks_per_node == 1 ? Choice{"node_aware:radix=4", "heuristic: one rank per node"}
                                  : Choice{"node_aware", "heuristic: ranks on several nodes"};
   if (s.size >= kLogarithmicFrom && s.max_block <= kTunaLargest) {

@@ -1,5 +1,7 @@
 #include "harness.hpp"
 
+#include "alltoallv/registry.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -90,36 +92,26 @@ bool one_node(int size) {
   return q == 0 || q >= size;
 }
 
+// Every algorithm's representative specs (its descriptor's test_specs), on the launches
+// they suit; "{radix}" stands for each radix of the sweep (2, 3, ceil(sqrt P), P-1, P, P+5).
 std::vector<std::string> specs_for(int size) {
   const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
-  std::set<int> radices = {2,       3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
-                           size + 5};
-  std::vector<std::string> specs = {
-      "vendor", "linear", "spread_out", "scattered:block_count=1", "scattered:block_count=4",
-      "pairwise", "shared_memory", "auto", "tuna:radix=2,batch=1", "tuna",
-      // blocks aggregated between nodes, sent directly, or both; one agent per node
-      "node_aware", "node_aware:direct_above=500", "node_aware:direct_above=0",
-      "node_aware:agents=1",
-      // TuNA over the nodes: radix 2, and 3 with blocks on both sides of the threshold
-      "node_aware:radix=2", "node_aware:radix=3,direct_above=500",
-      // blocks of the generators' 0..1000 bytes on both sides
-      // of the threshold: some direct, some through rounds
-      "tuna:radix=2,direct_above=500", "tuna:radix=3,batch=1,direct_above=0"};
-  // TuNA's rounds between nodes: only where there are nodes (on one, node_aware has no rounds).
-  if (one_node(size))
-    std::erase_if(specs, [](const std::string& s) { return s.starts_with("node_aware:radix"); });
-  else
-    std::erase(specs, "shared_memory");
-  for (int r : radices) specs.push_back("tuna:radix=" + std::to_string(r));
-  for (const char* h : {"tuna_coalesced", "tuna_staggered"}) {
-    specs.push_back(std::string(h));
-    for (int q : {2, 3})
-      for (int r : {2, q})
-        specs.push_back(std::string(h) + ":ranks_per_node=" + std::to_string(q) +
-                        ",radix=" + std::to_string(r) + ",block_count=2");
-    // blocks on both sides of the threshold: some aggregated, some direct; all direct
-    specs.push_back(std::string(h) + ":ranks_per_node=2,direct_above=500");
-    specs.push_back(std::string(h) + ":ranks_per_node=3,direct_above=0");
+  const std::set<int> radices = {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
+                                 size + 5};
+  const Nodes launch = one_node(size) ? Nodes::one : Nodes::several;
+  std::vector<std::string> specs;
+  for (const AlgorithmDescriptor* a : algorithm_table()) {
+    if (a->one_node_only && launch != Nodes::one) continue;
+    for (const TestSpec& t : a->test_specs) {
+      if (t.nodes != Nodes::any && t.nodes != launch) continue;
+      const auto at = t.spec.find("{radix}");
+      if (at == std::string::npos) {
+        specs.push_back(t.spec);
+        continue;
+      }
+      for (int r : radices)
+        specs.push_back(std::string(t.spec).replace(at, 7, std::to_string(r)));
+    }
   }
   return specs;
 }

@@ -22,20 +22,20 @@ int parse_error(std::string_view text) {
 TEST(Spec, DefaultsAndValues) {
   const Spec s = parse_spec("tuna_coalesced:radix=4,block_count=3,validate=1");
   EXPECT_EQ(s.algorithm->name, "tuna_coalesced");
-  EXPECT_EQ(s.params.at("radix"), 4);
-  EXPECT_EQ(s.params.at("block_count"), 3);
-  EXPECT_EQ(s.params.at("ranks_per_node"), 0);
+  EXPECT_EQ(s.params[kRadix], 4);
+  EXPECT_EQ(s.params[kNodesPerBatch], 3);
+  EXPECT_EQ(s.params[kRanksPerNode], 0);
   EXPECT_TRUE(s.validate);
-  EXPECT_EQ(describe(parse_spec("tuna"), 16, 1, true), "tuna:radix=4,batch=3,direct_above=8192");
-  EXPECT_EQ(describe(parse_spec("tuna:radix=99"), 16, 1, true),
+  EXPECT_EQ(describe(parse_spec("tuna"), {16, 1, true}), "tuna:radix=4,batch=3,direct_above=8192");
+  EXPECT_EQ(describe(parse_spec("tuna:radix=99"), {16, 1, true}),
             "tuna:radix=16,batch=15,direct_above=8192");
-  EXPECT_EQ(describe(parse_spec("tuna_staggered:ranks_per_node=4,radix=3"), 16, 1, true),
+  EXPECT_EQ(describe(parse_spec("tuna_staggered:ranks_per_node=4,radix=3"), {16, 1, true}),
             "tuna_staggered:radix=3,batch=2,direct_above=8192,block_count=8,ranks_per_node=4");
   // 2 does not divide 9: the flat tuna that runs is shown, radix clamped to P.
-  EXPECT_EQ(describe(parse_spec("tuna_coalesced:ranks_per_node=2,radix=3"), 9, 1, true),
+  EXPECT_EQ(describe(parse_spec("tuna_coalesced:ranks_per_node=2,radix=3"), {9, 1, true}),
             "tuna:radix=3,batch=2,direct_above=8192");
   // Detected nodes that are not contiguous: fall back as well.
-  EXPECT_EQ(describe(parse_spec("tuna_coalesced:radix=2"), 8, 4, false),
+  EXPECT_EQ(describe(parse_spec("tuna_coalesced:radix=2"), {8, 4, false}),
             "tuna:radix=2,batch=1,direct_above=8192");
 }
 

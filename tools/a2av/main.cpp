@@ -4,9 +4,11 @@
 //
 // Every rank parses the same arguments and so fails alike on bad ones; rank 0 prints.
 // Exit status: 0 done, 1 a result failed validation or could not be written, 2 bad arguments.
+#include "algorithms_command.hpp"
 #include "bench_command.hpp"
 #include "cli.hpp"
 #include "collectives_bench.hpp"
+#include "environment_command.hpp"
 #include "fixpoints_command.hpp"
 #include "inplace_bench.hpp"
 #include "model_command.hpp"
@@ -42,6 +44,10 @@ int run(int argc, char** argv, int rank) {
   const CLI::App* model_command = a2av::bench::add_model_command(app, model);
   a2av::tune::TuneOptions tune;
   const CLI::App* tune_command = a2av::tune::add_tune_command(app, tune);
+  a2av::tool::AlgorithmsOptions algorithms;
+  const CLI::App* algorithms_command = a2av::tool::add_algorithms_command(app, algorithms);
+  a2av::tool::EnvironmentOptions environment;
+  const CLI::App* environment_command = a2av::tool::add_environment_command(app, environment);
   a2av::fixpoints::FixpointOptions fixpoints;
   const CLI::App* fixpoints_command = a2av::fixpoints::add_fixpoints_command(app, fixpoints);
   try {
@@ -79,6 +85,8 @@ int run(int argc, char** argv, int rank) {
     if (*model_command) return rank == 0 ? a2av::bench::run_model(model) : 0;
     if (*tune_command) return a2av::tune::run_tune(tune, command_line(argc, argv));
     if (*fixpoints_command) return rank == 0 ? a2av::fixpoints::run_fixpoints(fixpoints) : 0;
+    if (*environment_command) return rank == 0 ? a2av::tool::run_environment(environment) : 0;
+    if (*algorithms_command) return rank == 0 ? a2av::tool::run_algorithms(algorithms) : 0;
   } catch (const CLI::ParseError& e) {
     const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
     return rc == 0 ? 0 : kUsageError;

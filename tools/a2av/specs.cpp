@@ -15,16 +15,31 @@ std::string_view name_of(std::string_view spec) {
   return spec.substr(0, spec.find(':'));
 }
 
-bool is_one_of(std::string_view spec, std::initializer_list<std::string_view> names) {
-  return std::find(names.begin(), names.end(), name_of(spec)) != names.end();
+const std::vector<a2av::AlgorithmDescription>& alltoallv_algorithms() {
+  static const std::vector<a2av::AlgorithmDescription> found = [] {
+    std::vector<a2av::AlgorithmDescription> all = a2av::algorithms();
+    std::erase_if(all, [](const auto& a) { return a.family != "alltoallv"; });
+    return all;
+  }();
+  return found;
 }
 
+// Whether the spec's algorithm has a parameter `key` whose values start at `min` or above.
+bool takes(std::string_view spec, std::string_view key, std::int64_t min) {
+  for (const auto& a : alltoallv_algorithms())
+    if (a.name == name_of(spec))
+      for (const auto& p : a.parameters)
+        if (p.name == key && p.min >= min) return true;
+  return false;
+}
+
+// A radix of TuNA's digit rounds (node_aware's radix 0 means none: not swept).
 bool takes_radix(std::string_view spec) {
-  return is_one_of(spec, {"tuna", "tuna_coalesced", "tuna_staggered"});
+  return takes(spec, "radix", 2);
 }
 
 bool takes_block_count(std::string_view spec) {
-  return is_one_of(spec, {"scattered", "tuna_coalesced", "tuna_staggered"});
+  return takes(spec, "block_count", 1);
 }
 
 // Every spec `applies` to is replaced by one copy per value of `key`; others stay as they are.
@@ -41,12 +56,6 @@ std::vector<std::string> sweep(const std::vector<std::string>& specs, std::strin
     for (auto value : values) out.push_back(with_param(spec, key, value));
   }
   return out;
-}
-
-std::vector<std::string> all_algorithms() {
-  std::vector<std::string> names;
-  for (const auto& a : a2av::algorithms()) names.push_back(a.name);
-  return names;
 }
 
 int ceil_sqrt(int n) {
@@ -119,8 +128,8 @@ std::vector<std::string> expand_specs(std::string_view list, const std::vector<i
       specs.push_back(std::move(spec));
       continue;
     }
-    for (auto& name : all_algorithms())
-      if (name != "shared_memory" || size <= ranks_per_node) specs.push_back(std::move(name));
+    for (const auto& a : alltoallv_algorithms())
+      if (!a.one_node_only || size <= ranks_per_node) specs.push_back(a.name);
   }
   if (!radices.empty() && std::none_of(specs.begin(), specs.end(), takes_radix))
     specs.emplace_back("tuna");
