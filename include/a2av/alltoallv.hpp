@@ -55,9 +55,9 @@ struct AlgorithmDescription {
   std::string name;
   std::string summary;
   std::vector<ParameterDescription> parameters;
-  std::string restrictions;  // where it runs as described; empty: everywhere
-  std::string fallback;      // what runs where it does not
-  std::string source;        // what it implements (docs/references.md)
+  std::string restrictions;    // where it runs as described; empty: everywhere
+  std::string fallback;        // what runs where it does not
+  std::string source;          // what it implements (docs/references.md)
   bool one_node_only = false;  // meant for the ranks of one node
 };
 // Every algorithm of every family, alltoallv first, in the order of the library's tables.

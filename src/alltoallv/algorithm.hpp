@@ -14,18 +14,20 @@
 
 namespace a2av {
 
-struct Exchange {
+struct AlgorithmCall {
   const CommContext& ctx;
-  const ByteBlocks& send;         // send.bytes[j]: bytes for rank j
-  const ByteBlocks& recv;         // recv.bytes[j]: bytes expected from rank j
-  std::int64_t max_block_bytes;   // agreed: the largest block of any rank
-  MemoryTracker& memory;          // charge every temporary buffer here
-  Mismatch& mismatch;             // count disagreements seen while data moved
-  const Call& call;               // the user's arguments (for the vendor call)
-  PeerErrors* in_band = nullptr;  // set when errors are agreed in band (AlgorithmDescriptor::announce)
+  const ByteBlocks& send;        // send.bytes[j]: bytes for rank j
+  const ByteBlocks& recv;        // recv.bytes[j]: bytes expected from rank j
+  std::int64_t max_block_bytes;  // agreed: the largest block of any rank
+  MemoryTracker& memory;         // charge every temporary buffer here
+  Mismatch& mismatch;            // count disagreements seen while data moved
+  const Call& call;              // the user's arguments (for the vendor call)
+  PeerErrors* in_band =
+      nullptr;  // set when errors are agreed in band (AlgorithmDescriptor::announce)
+  bool uniform_blocks = false;  // agreed: every block of every rank has max_block_bytes
 };
 
-using AlgorithmFn = void (*)(const Exchange&, const ParamValues&);
+using AlgorithmFn = void (*)(const AlgorithmCall&, const ParamValues&);
 
 // In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
 // while its peers run the algorithm. The message-based ones share announce_error.
@@ -48,6 +50,7 @@ struct Topology {
   int size;
   int node_size;
   bool uniform_nodes;
+  bool uniform_blocks = false;  // agreed: every block of every rank of one size
 };
 
 struct AlgorithmDescriptor;
@@ -83,6 +86,11 @@ struct CandidateScope {
   bool machine_has_shared_memory;
 };
 
+// The schedule A2AV_Ialltoallv runs for an algorithm (driver/ialltoallv.cpp): its blocks
+// directly, through a shared-memory segment (all ranks on one node; else directly), or in
+// TuNA's rounds.
+enum class NonblockingSchedule { direct, shared_memory, tuna };
+
 // Which launches a test spec needs: any, one node, several (real or emulated) nodes.
 enum class Nodes { any, one, several };
 struct TestSpec {
@@ -99,9 +107,9 @@ struct AlgorithmDescriptor {
   std::string_view summary{};
   std::vector<const Param*> params{};
   std::string_view restrictions{};  // where it runs as described; "" everywhere
-  std::string_view fallback{};    // what runs where it does not
-  std::string_view source{};       // what it implements (docs/references.md)
-  AlgorithmFn run = nullptr;      // null for auto, which is resolved before running
+  std::string_view fallback{};      // what runs where it does not
+  std::string_view source{};        // what it implements (docs/references.md)
+  AlgorithmFn run = nullptr;        // null for auto, which is resolved before running
   MemoryBoundFn memory_bound = no_memory;
   // How a rank that rejected its arguments takes part while its peers run, so that errors
   // are agreed in band (docs/errors.md); null: agreed before (vendor: not at all, as MPI).
@@ -110,11 +118,15 @@ struct AlgorithmDescriptor {
   // The spec as it runs on `topology`: run-time defaults (radix=0, ...) resolved, and the
   // algorithm replaced by its fallback where it falls back. Null: nothing to resolve.
   void (*resolve)(Spec& spec, const Topology& topology) = nullptr;
+  NonblockingSchedule nonblocking = NonblockingSchedule::direct;
   // Specs of it that the cost model compares; null: not a candidate.
   void (*candidates)(const CandidateScope&, std::vector<std::string>& out) = nullptr;
   std::vector<TestSpec> test_specs{};  // representative specs the tests run on every launch
-  bool intercommunicators = false;   // also on intercommunicators
-  bool one_node_only = false;        // meant for ranks of one node (elsewhere: the fallback)
+  bool intercommunicators = false;     // also on intercommunicators
+  bool one_node_only = false;          // meant for ranks of one node (elsewhere: the fallback)
+  // Needs the agreed block statistics (AlgorithmCall::max_block_bytes, uniform_blocks) even
+  // where errors need no agreement (A2AV_AGREE_ERRORS=0).
+  bool needs_agreed_blocks = false;
 
   bool agrees_in_band() const { return announce != nullptr; }
 };
@@ -143,6 +155,6 @@ constexpr std::int64_t marked_bytes(std::int64_t marker) {
 }
 
 // Copies this rank's own block from the send to the receive side.
-void copy_self_block(const Exchange& ex);
+void copy_self_block(const AlgorithmCall& ex);
 
 }  // namespace a2av

@@ -8,7 +8,7 @@
 namespace a2av {
 namespace {
 
-void run_linear(const Exchange& ex, const ParamValues&) {
+void run_linear(const AlgorithmCall& ex, const ParamValues&) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
   Requests requests(ex.in_band);
   requests.reserve(2 * size);

@@ -36,8 +36,7 @@
 // Sources: Open MPI coll/han alltoallv (one partner per remote node, node-wide packing);
 // Fan et al. [Fan24], Section IV and Figure 4 (intra-node aggregation
 // before the inter-node phase; coalesced messages between nodes).
-#include "alltoallv/node_aware.hpp"
-
+#include "alltoallv/node_aware_cells.hpp"
 #include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/registry.hpp"
 #include "alltoallv/tuna_schedule.hpp"
@@ -59,172 +58,11 @@
 
 namespace a2av {
 
-// Where every rank lives, and the geometry of this node's segment (same on all its ranks).
-struct NodeAwareCells {
-  std::vector<std::vector<int>> ranks;     // by node: its ranks, ascending
-  int node = 0, local = 0;                 // this rank's
-  int agents = 0;                          // agents per node (0: all ranks)
-  int radix = 0;                           // >= 2: TuNA over the nodes, no agents
-  std::vector<int> column;                 // by node: its rank with this rank's local index
-  std::int64_t threshold = 0;              // blocks up to this size are aggregated
-  std::vector<std::size_t> section_at;     // offset of each destination node's section
-  std::size_t staging_bytes = 0;           // one parity's sections
-  std::vector<std::vector<int>> assigned;  // by local rank: its remote nodes
-  std::vector<std::size_t> slot_at;        // by remote node: its slot in its agent's part
-  std::vector<std::size_t> slots_bytes;    // by local rank: one parity's slots
-  std::unique_ptr<NodeSegment> segment;
-  bool usable = false;  // on every node
-};
-
 namespace {
 
-// Tags (core/tags.hpp). Direct blocks alternate between the two of kNodeAwareDirect by the
-// exchange's parity: an early receive that its header withdraws must not match the sender's
-// block of the next exchange. A sender is at most one exchange ahead (it needs this rank's
-// part of the next one to get further).
-// A node's message for node M has tag kNodeAwareAggregates.at(2 * (its node) + parity):
-// whichever of its ranks sends it, M's agent receives it from any source by that tag; the
-// parity keeps it apart from the next exchange's, which another rank may send. So up to
-// kMostNodes nodes.
-constexpr int kMostNodes = tags::kNodeAwareAggregates.count / 2;
 // A column block's word for a rank that rejected its arguments: this plus its code, far
 // below any large-block marker.
 constexpr std::int64_t kFailedWord = std::numeric_limits<std::int64_t>::min();
-constexpr std::int64_t kStagingBudget = std::int64_t{1} << 20;  // bytes per rank and parity
-
-std::size_t round_up(std::size_t bytes) {
-  return (bytes + kLine - 1) / kLine * kLine;
-}
-
-int node_count(const NodeAwareCells& c) {
-  return static_cast<int>(c.ranks.size());
-}
-
-int node_size(const NodeAwareCells& c, int node) {
-  return static_cast<int>(c.ranks[node].size());
-}
-
-int agent_of(const NodeAwareCells& c, int node, int remote) {
-  return node_aware_agent(node, remote, node_count(c), node_size(c, node), c.agents);
-}
-
-// Bytes of the header of a section for `node`: the code, then one size per rank there.
-std::size_t header_bytes(int ranks) {
-  return 8 * (1 + static_cast<std::size_t>(ranks));
-}
-
-// The largest message from `from` to `to`: every rank's section for `to`, full.
-std::size_t slot_capacity(const NodeAwareCells& c, int from, int to) {
-  const std::size_t q_from = node_size(c, from), q_to = node_size(c, to);
-  return q_from * (header_bytes(q_to) + q_to * static_cast<std::size_t>(c.threshold));
-}
-
-void find_layout(const CommContext& ctx, NodeAwareCells& c) {
-  MPI_Group comm_group, node_group;
-  check_mpi(MPI_Comm_group(ctx.comm, &comm_group), "MPI_Comm_group");
-  check_mpi(MPI_Comm_group(ctx.node, &node_group), "MPI_Comm_group");
-  int first = 0, leader = 0;
-  check_mpi(MPI_Group_translate_ranks(node_group, 1, &first, comm_group, &leader),
-            "MPI_Group_translate_ranks");
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&comm_group);
-  std::vector<int> leaders(ctx.size);
-  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, ctx.comm),
-            "MPI_Allgather");
-  std::vector<int> distinct = leaders;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  c.ranks.assign(distinct.size(), {});
-  for (int r = 0; r < ctx.size; ++r) {
-    const int node = static_cast<int>(
-        std::lower_bound(distinct.begin(), distinct.end(), leaders[r]) - distinct.begin());
-    if (r == ctx.rank) c.node = node, c.local = static_cast<int>(c.ranks[node].size());
-    c.ranks[node].push_back(r);
-  }
-}
-
-void plan_segment(NodeAwareCells& c) {
-  const int n = node_count(c), me = c.node, q = node_size(c, me);
-  c.section_at.resize(n);
-  for (int m = 0; m < n; ++m) {
-    c.section_at[m] = c.staging_bytes;
-    const std::size_t q_m = node_size(c, m);
-    c.staging_bytes += round_up(header_bytes(q_m) + q_m * static_cast<std::size_t>(c.threshold));
-  }
-  c.assigned.assign(q, {});
-  c.slot_at.assign(n, 0);
-  c.slots_bytes.assign(q, 0);
-  if (c.radix) return;  // the column rounds need no agents and no slots
-  for (int m = 0; m < n; ++m) {
-    if (m == me) continue;
-    const int g = agent_of(c, me, m);
-    c.assigned[g].push_back(m);
-  }
-  for (int g = 0; g < q; ++g) {
-    std::size_t at = 0;
-    for (const int m : c.assigned[g]) {
-      c.slot_at[m] = at;
-      at += kLine + round_up(slot_capacity(c, m, me));
-    }
-    c.slots_bytes[g] = at;
-  }
-}
-
-void explain(const CommContext& ctx, const NodeAwareCells& c, std::int64_t radix) {
-  if (!verbose() || ctx.rank != 0) return;
-  if (radix && !c.radix)
-    std::fprintf(stderr, "a2av: node_aware:radix=%lld needs nodes of one size; they differ\n",
-                 static_cast<long long>(radix));
-  if (c.usable)
-    std::fprintf(stderr,
-                 "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment on this node, "
-                 "blocks of up to %lld bytes aggregated, %s between nodes\n",
-                 ctx.size, node_count(c), c.segment->bytes(), static_cast<long long>(c.threshold),
-                 c.radix ? "TuNA's rounds" : "one message per pair of nodes");
-  else
-    std::fprintf(stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
-                 !c.segment->ok()             ? c.segment->failure().c_str()
-                 : node_count(c) > kMostNodes ? "more nodes than its message tags can tell apart"
-                                              : "another node has no shared memory");
-}
-
-// TuNA over the nodes needs a member of every column on every node: nodes of one size.
-void choose_columns(NodeAwareCells& c, std::int64_t radix) {
-  const std::size_t q = c.ranks[c.node].size();
-  for (const auto& node : c.ranks)
-    if (node.size() != q) return;
-  c.radix = static_cast<int>(radix);
-  for (const auto& node : c.ranks) c.column.push_back(node[c.local]);
-}
-
-// A communicator's node_aware layouts and cells, by (aggregation threshold, agents, radix).
-using NodeAwareCellsByParams =
-    std::map<std::array<std::int64_t, 3>, std::shared_ptr<NodeAwareCells>>;
-
-// Made on the first call with these parameters (collective over the communicator).
-NodeAwareCells& cells_of(const CommContext& ctx, const ParamValues& params) {
-  const std::int64_t threshold = node_aware_threshold(params[kAggregateAbove], ctx.size);
-  const std::int64_t radix = params[kNodeRadix];
-  auto& made = ctx.kept.get<NodeAwareCellsByParams>()[{threshold, radix ? 0 : params[kAgents], radix}];
-  if (made) return *made;
-  made = std::make_shared<NodeAwareCells>();
-  NodeAwareCells& c = *made;
-  c.threshold = threshold;
-  c.agents = static_cast<int>(params[kAgents]);
-  find_layout(ctx, c);
-  if (radix) choose_columns(c, radix);
-  plan_segment(c);
-  std::vector<std::size_t> parts;
-  for (const std::size_t slots : c.slots_bytes)
-    parts.push_back(kLine + 2 * (c.staging_bytes + slots));
-  parts[0] += round_up(8 * static_cast<std::size_t>(node_count(c)));  // the claims
-  c.segment = std::make_unique<NodeSegment>(ctx.node, std::move(parts));
-  int usable = c.segment->ok() && (c.radix || node_count(c) <= kMostNodes) ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
-  c.usable = usable == 1;
-  explain(ctx, c, radix);
-  return c;
-}
 
 // A section's header as it lies in shared memory or in a received message.
 struct Header {
@@ -249,12 +87,12 @@ const std::byte* block_in(Header h, int local, int ranks) {
 
 // One exchange on one rank. `ex` is null for a rank that rejected its arguments (`code`):
 // it takes part with empty blocks and drops what is addressed to it.
-class Run : ColumnBlocks {
+class NodeAwareRank : ColumnBlocks {
  public:
-  Run(const CommContext& ctx, NodeAwareCells& c, const Exchange* ex, int code, PeerErrors* peers,
-      Mismatch& mismatch, MemoryTracker& memory)
+  NodeAwareRank(const CommContext& ctx, NodeAwareCells& c, const AlgorithmCall* ex, int code,
+                PeerErrors* peers, Mismatch& mismatch, MemoryTracker& memory)
       : ctx_(ctx),
-        c_(c),
+        cells_(c),
         ex_(ex),
         code_(code),
         peers_(peers),
@@ -268,17 +106,17 @@ class Run : ColumnBlocks {
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
-    for (int s = 0; s < node_size(c_, c_.node); ++s)
-      if (s != c_.local) local_pending_.push_back(s);
-    if (c_.radix) {
+    for (int s = 0; s < node_size(cells_, cells_.node); ++s)
+      if (s != cells_.local) local_pending_.push_back(s);
+    if (cells_.radix) {
       for (int idle = 0; !all_local_published();)
         idle = take_local() ? 0 : idle + 1, wait_a_little(idle);
-      run_column_rounds({ctx_.comm, c_.column, c_.node}, c_.radix, *this, memory_);
+      run_column_rounds({ctx_.comm, cells_.column, cells_.node}, cells_.radix, *this, memory_);
       sent_ = true;
     } else {
       post_slot_receives();
-      for (int m = 0; m < node_count(c_); ++m)
-        if (m != c_.node) remote_pending_.push_back(m);
+      for (int m = 0; m < node_count(cells_); ++m)
+        if (m != cells_.node) remote_pending_.push_back(m);
     }
     for (int idle = 0; !done();) idle = step() ? 0 : idle + 1, wait_a_little(idle);
     if (!sends_.empty())
@@ -290,36 +128,36 @@ class Run : ColumnBlocks {
 
  private:
   int direct_tag() const { return tags::kNodeAwareDirect.at(parity_); }
-  std::byte* part(int local) const { return c_.segment->part(local); }
+  std::byte* part(int local) const { return cells_.segment->part(local); }
   // By remote node: the last exchange whose message for it a rank of this node claimed.
   std::uint64_t* claims() const {
     return reinterpret_cast<std::uint64_t*>(part(0) + kLine +
-                                            2 * (c_.staging_bytes + c_.slots_bytes[0]));
+                                            2 * (cells_.staging_bytes + cells_.slots_bytes[0]));
   }
   std::uint64_t& published(int local) const {
     return *reinterpret_cast<std::uint64_t*>(part(local));
   }
   std::byte* section(int local, int node) const {
-    return part(local) + kLine + parity_ * c_.staging_bytes + c_.section_at[node];
+    return part(local) + kLine + parity_ * cells_.staging_bytes + cells_.section_at[node];
   }
   // The slot for remote node `node`, in its agent's part: a line (exchange, bytes), then the
   // message.
   std::byte* slot(int node) const {
-    const int agent = agent_of(c_, c_.node, node);
-    return part(agent) + kLine + 2 * c_.staging_bytes + parity_ * c_.slots_bytes[agent] +
-           c_.slot_at[node];
+    const int agent = agent_of(cells_, cells_.node, node);
+    return part(agent) + kLine + 2 * cells_.staging_bytes + parity_ * cells_.slots_bytes[agent] +
+           cells_.slot_at[node];
   }
 
   // My sections: header and small blocks; large blocks sent directly.
   void stage() {
-    for (int m = 0; m < node_count(c_); ++m) {
-      auto* words = reinterpret_cast<std::int64_t*>(section(c_.local, m));
+    for (int m = 0; m < node_count(cells_); ++m) {
+      auto* words = reinterpret_cast<std::int64_t*>(section(cells_.local, m));
       words[0] = code_;
-      std::byte* data = section(c_.local, m) + header_bytes(node_size(c_, m));
-      for (int i = 0; i < node_size(c_, m); ++i) {
-        const int to = c_.ranks[m][i];
+      std::byte* data = section(cells_.local, m) + header_bytes(node_size(cells_, m));
+      for (int i = 0; i < node_size(cells_, m); ++i) {
+        const int to = cells_.ranks[m][i];
         const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
-        if (bytes > c_.threshold) {
+        if (bytes > cells_.threshold) {
           words[1 + i] = large_marker(bytes);
           direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
           continue;
@@ -329,7 +167,7 @@ class Run : ColumnBlocks {
         data += bytes;
       }
     }
-    store_release(published(c_.local), exchange_);
+    store_release(published(cells_.local), exchange_);
   }
 
   // Large blocks this rank expects are received as soon as the call starts, so that they
@@ -340,7 +178,7 @@ class Run : ColumnBlocks {
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
-      if (from == ctx_.rank || bytes <= c_.threshold || bytes > max_piece()) continue;
+      if (from == ctx_.rank || bytes <= cells_.threshold || bytes > max_piece()) continue;
       check_mpi(MPI_Irecv(ex_->recv.at(from), static_cast<int>(bytes), MPI_BYTE, from, direct_tag(),
                           ctx_.comm, &early_[from]),
                 "MPI_Irecv");
@@ -380,12 +218,14 @@ class Run : ColumnBlocks {
                                ex_->recv.bytes[from]));
   }
 
-  int partner(int remote) const { return c_.ranks[remote][agent_of(c_, remote, c_.node)]; }
+  int partner(int remote) const {
+    return cells_.ranks[remote][agent_of(cells_, remote, cells_.node)];
+  }
 
   void post_slot_receives() {
-    for (const int m : c_.assigned[c_.local]) {
+    for (const int m : cells_.assigned[cells_.local]) {
       MPI_Request request;
-      check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(c_, m, c_.node)),
+      check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(cells_, m, cells_.node)),
                           MPI_BYTE, MPI_ANY_SOURCE, aggregate_tag(m), ctx_.comm, &request),
                 "MPI_Irecv");
       slot_receives_.push_back(request);
@@ -395,7 +235,7 @@ class Run : ColumnBlocks {
   }
 
   bool all_local_published() const {
-    for (int s = 0; s < node_size(c_, c_.node); ++s)
+    for (int s = 0; s < node_size(cells_, cells_.node); ++s)
       if (load_acquire(published(s)) < exchange_) return false;
     return true;
   }
@@ -420,21 +260,22 @@ class Run : ColumnBlocks {
   // the others it claims.
   std::vector<int> claimed() const {
     std::vector<int> out;
-    for (const int m : c_.assigned[c_.local])
+    for (const int m : cells_.assigned[cells_.local])
       if (claim(m)) out.push_back(m);
     if (!ctx_.cores_shared) return out;
-    for (int m = 0; m < node_count(c_); ++m)
-      if (m != c_.node && agent_of(c_, c_.node, m) != c_.local && claim(m)) out.push_back(m);
+    for (int m = 0; m < node_count(cells_); ++m)
+      if (m != cells_.node && agent_of(cells_, cells_.node, m) != cells_.local && claim(m))
+        out.push_back(m);
     return out;
   }
 
   // To each remote node this rank claimed, every local rank's section for it, as one message.
   void send_to_remote_nodes() {
-    const int q = node_size(c_, c_.node);
+    const int q = node_size(cells_, cells_.node);
     std::vector<int> lengths(q);
     std::vector<MPI_Aint> places(q);
     for (const int m : claimed()) {
-      const int q_m = node_size(c_, m);
+      const int q_m = node_size(cells_, m);
       for (int s = 0; s < q; ++s) {
         const Header h{reinterpret_cast<const std::int64_t*>(section(s, m))};
         lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
@@ -445,9 +286,9 @@ class Run : ColumnBlocks {
                 "MPI_Type_create_hindexed");
       check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
       MPI_Request request;
-      check_mpi(
-          MPI_Isend(MPI_BOTTOM, 1, type, partner(m), aggregate_tag(c_.node), ctx_.comm, &request),
-          "MPI_Isend");
+      check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, partner(m), aggregate_tag(cells_.node), ctx_.comm,
+                          &request),
+                "MPI_Isend");
       MPI_Type_free(&type);
       sends_.push_back(request);
     }
@@ -462,7 +303,7 @@ class Run : ColumnBlocks {
                            done_.data(), statuses_.data()),
               "MPI_Testsome");
     for (int i = 0; i < count && count != MPI_UNDEFINED; ++i) {
-      const int m = c_.assigned[c_.local][done_[i]];
+      const int m = cells_.assigned[cells_.local][done_[i]];
       int bytes = 0;
       MPI_Get_count(&statuses_[i], MPI_BYTE, &bytes);
       std::byte* line = slot(m);
@@ -502,9 +343,10 @@ class Run : ColumnBlocks {
     const std::size_t before = local_pending_.size();
     std::erase_if(local_pending_, [&](int s) {
       if (load_acquire(published(s)) < exchange_) return false;
-      const Header h{reinterpret_cast<const std::int64_t*>(section(s, c_.node))};
-      const int q = node_size(c_, c_.node);
-      take(c_.ranks[c_.node][s], h.code(), h.size(c_.local), block_in(h, c_.local, q));
+      const Header h{reinterpret_cast<const std::int64_t*>(section(s, cells_.node))};
+      const int q = node_size(cells_, cells_.node);
+      take(cells_.ranks[cells_.node][s], h.code(), h.size(cells_.local),
+           block_in(h, cells_.local, q));
       return true;
     });
     return local_pending_.size() != before;
@@ -512,11 +354,11 @@ class Run : ColumnBlocks {
 
   // Walks the message from `remote` (one section per rank there) and takes my blocks.
   void take_message(int remote, const std::byte* message, std::int64_t bytes) {
-    const int q = node_size(c_, c_.node);
+    const int q = node_size(cells_, cells_.node);
     const std::byte* at = message;
-    for (const int from : c_.ranks[remote]) {
+    for (const int from : cells_.ranks[remote]) {
       const Header h{reinterpret_cast<const std::int64_t*>(at)};
-      take(from, h.code(), h.size(c_.local), block_in(h, c_.local, q));
+      take(from, h.code(), h.size(cells_.local), block_in(h, cells_.local, q));
       at += header_bytes(q) + aggregated_bytes(h, q);
     }
     if (at != message + bytes)
@@ -529,34 +371,34 @@ class Run : ColumnBlocks {
   // The column block for rank (node, my local index): one word per rank of my node (its
   // block's size or large-block marker, or its error code), then their blocks.
   std::int64_t bytes_for(int node) const override {
-    const int q = node_size(c_, c_.node);
+    const int q = node_size(cells_, cells_.node);
     std::int64_t bytes = column_header_bytes(q);
     for (int s = 0; s < q; ++s)
-      bytes += std::max<std::int64_t>(0, section_header(s, node).size(c_.local));
+      bytes += std::max<std::int64_t>(0, section_header(s, node).size(cells_.local));
     return bytes;
   }
   void write_for(int node, std::byte* out) const override {
-    const int q = node_size(c_, c_.node), q_node = node_size(c_, node);
+    const int q = node_size(cells_, cells_.node), q_node = node_size(cells_, node);
     auto* words = reinterpret_cast<std::int64_t*>(out);
     std::byte* data = out + column_header_bytes(q);
     for (int s = 0; s < q; ++s) {
       const Header h = section_header(s, node);
-      const std::int64_t size = h.size(c_.local);
+      const std::int64_t size = h.size(cells_.local);
       words[s] = h.code() ? kFailedWord + h.code() : size;
-      if (size > 0) copy_on_node(data, block_in(h, c_.local, q_node), size);
+      if (size > 0) copy_on_node(data, block_in(h, cells_.local, q_node), size);
       data += std::max<std::int64_t>(0, size);
     }
   }
   void arrived(int node, const std::byte* block, std::int64_t bytes) override {
-    const int q = node_size(c_, node);
+    const int q = node_size(cells_, node);
     const auto* words = reinterpret_cast<const std::int64_t*>(block);
     const std::byte* data = block + column_header_bytes(q);
     for (int s = 0; bytes >= column_header_bytes(q) && s < q; ++s) {
       const bool failed = words[s] < kFailedWord / 2;
       const std::int64_t size = failed ? 0 : words[s];
       if (data + std::max<std::int64_t>(0, size) > block + bytes) break;
-      take(c_.ranks[node][s], failed ? words[s] - kFailedWord : std::int64_t{A2AV_SUCCESS}, size,
-           data);
+      take(cells_.ranks[node][s], failed ? words[s] - kFailedWord : std::int64_t{A2AV_SUCCESS},
+           size, data);
       data += std::max<std::int64_t>(0, size);
     }
     if (data != block + bytes || bytes < column_header_bytes(q))
@@ -611,8 +453,8 @@ class Run : ColumnBlocks {
   }
 
   const CommContext& ctx_;
-  NodeAwareCells& c_;
-  const Exchange* ex_;
+  NodeAwareCells& cells_;
+  const AlgorithmCall* ex_;
   int code_;
   PeerErrors* peers_;
   Mismatch& mismatch_;
@@ -631,23 +473,13 @@ class Run : ColumnBlocks {
 
 }  // namespace
 
-int node_aware_agent(int node, int remote, int nodes, int ranks, std::int64_t agents) {
-  const int dealt_over =
-      agents == 0 ? ranks : static_cast<int>(std::min<std::int64_t>(agents, ranks));
-  return ((remote - node - 1 + nodes) % nodes) % dealt_over;
-}
-
-std::int64_t node_aware_threshold(std::int64_t direct_above, int size) {
-  return std::min<std::int64_t>(direct_above, kStagingBudget / size);
-}
-
 namespace {
 
-void run_node_aware(const Exchange& ex, const ParamValues& params) {
+void run_node_aware(const AlgorithmCall& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   NodeAwareCells& cells = cells_of(ex.ctx, params);
   if (!cells.usable) return spread_out_algorithm().run(ex, params);
-  Run(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch, ex.memory).run();
+  NodeAwareRank(ex.ctx, cells, &ex, A2AV_SUCCESS, ex.in_band, ex.mismatch, ex.memory).run();
 }
 
 void announce_error_node_aware(const CommContext& ctx, const ParamValues& params, int code,
@@ -656,7 +488,7 @@ void announce_error_node_aware(const CommContext& ctx, const ParamValues& params
   if (!cells.usable) return announce_error(ctx.comm, code, peers);
   Mismatch ignored;
   MemoryTracker memory;
-  Run(ctx, cells, nullptr, code, &peers, ignored, memory).run();
+  NodeAwareRank(ctx, cells, nullptr, code, &peers, ignored, memory).run();
 }
 
 // The segment is the communicator's, not the call's; TuNA over the nodes adds its store and
@@ -664,7 +496,8 @@ void announce_error_node_aware(const CommContext& ctx, const ParamValues& params
 std::int64_t node_aware_bound(const BoundInput& in, const ParamValues& p) {
   const int q = in.node_size;
   if (p[kNodeRadix] == 0 || q <= 0 || q >= in.size || in.size % q != 0) return 0;
-  const std::int64_t block = std::min(in.max_block, node_aware_threshold(p[kAggregateAbove], in.size));
+  const std::int64_t block =
+      std::min(in.max_block, node_aware_threshold(p[kAggregateAbove], in.size));
   return column_rounds_memory_bound(in.size / q, q, static_cast<int>(p[kNodeRadix]), block);
 }
 
@@ -672,14 +505,16 @@ std::int64_t node_aware_bound(const BoundInput& in, const ParamValues& p) {
 void resolve(Spec& spec, const Topology& t) {
   const bool even = t.node_size > 0 && t.size % t.node_size == 0;
   if (spec.params[kNodeRadix])
-    spec.params.set(kNodeRadix, even ? tuna_radix(spec.params[kNodeRadix], t.size / t.node_size) : 0);
+    spec.params.set(kNodeRadix,
+                    even ? tuna_radix(spec.params[kNodeRadix], t.size / t.node_size) : 0);
 }
 
 void candidates(const CandidateScope& s, std::vector<std::string>& out) {
   if (!s.machine_has_shared_memory || s.ranks_per_node >= s.size) return;
   out.emplace_back("node_aware");
   if (s.size % s.ranks_per_node == 0)
-    for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"}) out.emplace_back(rounds);
+    for (const char* rounds : {"node_aware:radix=2", "node_aware:radix=4"})
+      out.emplace_back(rounds);
 }
 
 }  // namespace
@@ -687,11 +522,13 @@ void candidates(const CandidateScope& s, std::vector<std::string>& out) {
 const AlgorithmDescriptor& node_aware_algorithm() {
   static const AlgorithmDescriptor d{
       .name = "node_aware",
-      .summary = "ranks on several nodes: shared memory inside a node, one aggregated message per "
-                 "pair of nodes, remote nodes split among the node's ranks; larger blocks directly",
+      .summary =
+          "ranks on several nodes: shared memory inside a node, one aggregated message per "
+          "pair of nodes, remote nodes split among the node's ranks; larger blocks directly",
       .params = {&kAggregateAbove, &kAgents, &kNodeRadix},
-      .restrictions = "a shared segment on every node, and for radix > 0 nodes of one size "
-                      "(else one message per pair of nodes)",
+      .restrictions =
+          "a shared segment on every node, and for radix > 0 nodes of one size "
+          "(else one message per pair of nodes)",
       .fallback = "spread_out",
       .source = "a2av's own (docs/algorithms.md); rounds over the nodes: [Fan24] Algorithm 1",
       .run = run_node_aware,

@@ -12,10 +12,13 @@ namespace a2av {
 inline constexpr Param kAggregateAbove{
     "direct_above", 0, std::int64_t{1} << 62, 8192,
     "blocks larger than this many bytes travel directly, not aggregated (at most 1 MiB / P)"};
-inline constexpr Param kAgents{"agents", 0, INT_MAX, 0,
-                               "ranks of a node that exchange with remote nodes", "0: all of them"};
+inline constexpr Param kAgents{
+    "agents", 0, INT_MAX, 0, "ranks of a node that exchange with remote nodes", "0: all of them"};
 inline constexpr Param kNodeRadix{
-    "radix", 0, INT_MAX, 0,
+    "radix",
+    0,
+    INT_MAX,
+    0,
     "TuNA's rounds over the nodes with this radix (clamped to 2..N; nodes of one size)",
     "0: each pair of nodes exchanges one message"};
 

@@ -8,7 +8,7 @@
 namespace a2av {
 namespace {
 
-void run_pairwise(const Exchange& ex, const ParamValues&) {
+void run_pairwise(const AlgorithmCall& ex, const ParamValues&) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
   copy_self_block(ex);
   for (int i = 1; i < size; ++i) {
@@ -28,9 +28,8 @@ const AlgorithmDescriptor& pairwise_algorithm() {
       .run = run_pairwise,
       .announce = announce_by_messages,
       .model = {ModelShape::direct, nullptr, true},
-      .candidates = [](const CandidateScope&, std::vector<std::string>& out) {
-        out.emplace_back("pairwise");
-      },
+      .candidates = [](const CandidateScope&,
+                       std::vector<std::string>& out) { out.emplace_back("pairwise"); },
       .test_specs = {{"pairwise"}},
   };
   return d;

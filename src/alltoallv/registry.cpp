@@ -22,6 +22,7 @@ const AlgorithmDescriptor& auto_algorithm() {
       .name = "auto",
       .summary = "picks one of the others from P, the nodes and the largest block (the default)",
       .source = "docs/algorithms.md, section auto",
+      .nonblocking = NonblockingSchedule::shared_memory,
       .test_specs = {{"auto"}},
   };
   return d;

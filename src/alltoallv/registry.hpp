@@ -23,7 +23,8 @@ namespace a2av {
   X(tuna)                            \
   X(tuna_coalesced)                  \
   X(tuna_staggered)                  \
-  X(node_aware)
+  X(node_aware)                      \
+  X(bruck)
 
 #define A2AV_DECLARE_ALGORITHM(name) const AlgorithmDescriptor& name##_algorithm();
 A2AV_ALLTOALLV_ALGORITHMS(A2AV_DECLARE_ALGORITHM)

@@ -14,7 +14,7 @@ namespace {
 
 constexpr Param kPeersPerBatch{"block_count", 1, INT_MAX, 8, "peers per batch"};
 
-void run_scattered(const Exchange& ex, const ParamValues& params) {
+void run_scattered(const AlgorithmCall& ex, const ParamValues& params) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
   const int batch = static_cast<int>(std::min<std::int64_t>(params[kPeersPerBatch], size));
   copy_self_block(ex);
@@ -39,15 +39,17 @@ void run_scattered(const Exchange& ex, const ParamValues& params) {
 const AlgorithmDescriptor& scattered_algorithm() {
   static const AlgorithmDescriptor d{
       .name = "scattered",
-      .summary = "spread_out in batches of block_count peers, each completed before the next (MPICH)",
+      .summary =
+          "spread_out in batches of block_count peers, each completed before the next (MPICH)",
       .params = {&kPeersPerBatch},
       .source = "MPICH's alltoallv scattered; [Fan24] Section II(d)",
       .run = run_scattered,
       .announce = announce_by_messages,
       .model = {ModelShape::direct, &kPeersPerBatch},
-      .candidates = [](const CandidateScope&, std::vector<std::string>& out) {
-        out.emplace_back("scattered:block_count=8");
-      },
+      .candidates =
+          [](const CandidateScope&, std::vector<std::string>& out) {
+            out.emplace_back("scattered:block_count=8");
+          },
       .test_specs = {{"scattered:block_count=1"}, {"scattered:block_count=4"}},
   };
   return d;

@@ -145,7 +145,7 @@ class Cells {
   std::vector<int> pending_;  // peers whose cell has not come yet
 };
 
-void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
+void send_blocks(const AlgorithmCall& ex, const Cells& cells, Requests& requests) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
   for (int i = 1; i < size; ++i) {
     const int to = (me + i) % size;
@@ -161,7 +161,7 @@ void send_blocks(const Exchange& ex, const Cells& cells, Requests& requests) {
   }
 }
 
-void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
+void receive_blocks(const AlgorithmCall& ex, Cells& cells, Requests& requests) {
   cells.take_each([&](int from, const CellHeader& cell) {
     const std::int64_t expected = ex.recv.bytes[from];
     if (cell.code != A2AV_SUCCESS) {
@@ -179,7 +179,7 @@ void receive_blocks(const Exchange& ex, Cells& cells, Requests& requests) {
   });
 }
 
-void run_shared_memory(const Exchange& ex, const ParamValues& params) {
+void run_shared_memory(const AlgorithmCall& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   Cells* cells = Cells::of(ex.ctx);
   if (!cells) return spread_out_algorithm().run(ex, params);
@@ -220,18 +220,21 @@ std::int64_t shared_memory_capacity(int size) {
 const AlgorithmDescriptor& shared_memory_algorithm() {
   static const AlgorithmDescriptor d{
       .name = "shared_memory",
-      .summary = "ranks on one node: small blocks through per-pair cells of a shared segment, "
-                 "large ones as messages",
+      .summary =
+          "ranks on one node: small blocks through per-pair cells of a shared segment, "
+          "large ones as messages",
       .restrictions = "all ranks on one node and cells (A2AV_SHM_BYTES not 0)",
       .fallback = "spread_out",
       .source = "a2av's own (docs/algorithms.md, section shared_memory)",
       .run = run_shared_memory,
       .announce = announce_error_shared_memory,
       .model = {ModelShape::shared_memory},
-      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
-        if (s.machine_has_shared_memory && s.size <= s.ranks_per_node)
-          out.emplace_back("shared_memory");
-      },
+      .nonblocking = NonblockingSchedule::shared_memory,
+      .candidates =
+          [](const CandidateScope& s, std::vector<std::string>& out) {
+            if (s.machine_has_shared_memory && s.size <= s.ranks_per_node)
+              out.emplace_back("shared_memory");
+          },
       .test_specs = {{"shared_memory"}},
       .one_node_only = true,
   };

@@ -9,7 +9,7 @@
 namespace a2av {
 namespace {
 
-void run_spread_out(const Exchange& ex, const ParamValues&) {
+void run_spread_out(const AlgorithmCall& ex, const ParamValues&) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
   Requests requests(ex.in_band);
   requests.reserve(2 * size);
@@ -36,9 +36,8 @@ const AlgorithmDescriptor& spread_out_algorithm() {
       .run = run_spread_out,
       .announce = announce_by_messages,
       .model = {ModelShape::direct},
-      .candidates = [](const CandidateScope&, std::vector<std::string>& out) {
-        out.emplace_back("spread_out");
-      },
+      .candidates = [](const CandidateScope&,
+                       std::vector<std::string>& out) { out.emplace_back("spread_out"); },
       .test_specs = {{"spread_out"}},
   };
   return d;

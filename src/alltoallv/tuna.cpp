@@ -61,22 +61,22 @@ class TunaRun {
  public:
   TunaRun(const CommContext& group, const TunaBlocks& blocks, const TunaOptions& options,
           MemoryTracker& memory, Mismatch& mismatch)
-      : g_(group),
+      : group_(group),
         send_(blocks.send),
         recv_(blocks.recv),
-        o_(options),
+        options_(options),
         memory_(memory),
         mismatch_(mismatch),
         direct_(options.peers),
         store_(group.size),
         stored_bytes_(group.size, 0) {
-    if (o_.failed_code) o_.peers->note(g_.rank, o_.failed_code);
+    if (options_.failed_code) options_.peers->note(group_.rank, options_.failed_code);
   }
 
   void run(int batch) {
-    const auto& rounds = cached_tuna_rounds(g_.size, o_.radix);
-    const int me = g_.rank;
-    if (!o_.failed_code && send_.bytes[me] > 0)
+    const auto& rounds = cached_tuna_rounds(group_.size, options_.radix);
+    const int me = group_.rank;
+    if (!options_.failed_code && send_.bytes[me] > 0)
       std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
     send_large_blocks(rounds);
     for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
@@ -84,13 +84,13 @@ class TunaRun {
   }
 
  private:
-  int mod(int value) const { return ((value % g_.size) + g_.size) % g_.size; }
-  bool large(std::int64_t bytes) const { return bytes > o_.direct_above; }
+  int mod(int value) const { return ((value % group_.size) + group_.size) % group_.size; }
+  bool large(std::int64_t bytes) const { return bytes > options_.direct_above; }
 
   // The block this rank holds at `distance` before a round on `digit`.
   // place = radix^digit of the round, its distance / value.
   Holder holder(int distance, int place) const {
-    if (distance % place == 0) return {true, mod(g_.rank + distance)};
+    if (distance % place == 0) return {true, mod(group_.rank + distance)};
     return {false, -1};
   }
 
@@ -98,7 +98,7 @@ class TunaRun {
   std::int64_t held_bytes(int distance, int place) const {
     const Holder h = holder(distance, place);
     if (!h.from_send) return stored_bytes_[distance];
-    const std::int64_t bytes = o_.failed_code ? 0 : send_.bytes[h.peer];
+    const std::int64_t bytes = options_.failed_code ? 0 : send_.bytes[h.peer];
     return large(bytes) ? large_marker(bytes) : bytes;
   }
   const std::byte* held_data(int distance, int place) const {
@@ -109,11 +109,11 @@ class TunaRun {
   // Large blocks leave at once, before the rounds, each in a message of its own; the direct
   // block of each round (a distance with one nonzero digit) goes in its round as before.
   void send_large_blocks(const std::vector<TunaRound>& rounds) {
-    if (o_.failed_code) return;
-    for (int d = 1; d < g_.size; ++d) {
-      const int to = mod(g_.rank + d);
+    if (options_.failed_code) return;
+    for (int d = 1; d < group_.size; ++d) {
+      const int to = mod(group_.rank + d);
       if (large(send_.bytes[to]) && !is_round_distance(rounds, d))
-        large_.isend(send_.at(to), send_.bytes[to], to, tags::kTunaLarge.tag(), g_.comm);
+        large_.isend(send_.at(to), send_.bytes[to], to, tags::kTunaLarge.tag(), group_.comm);
     }
   }
   static bool is_round_distance(const std::vector<TunaRound>& rounds, int d) {
@@ -133,8 +133,8 @@ class TunaRun {
     out.grow(total);
     auto* header = reinterpret_cast<Header*>(out.data());
     header[kTotal] = total;
-    header[kKnownCode] = o_.peers ? o_.peers->code() : 0;
-    header[kKnownRank] = o_.peers ? o_.peers->rank() : -1;
+    header[kKnownCode] = options_.peers ? options_.peers->code() : 0;
+    header[kKnownRank] = options_.peers ? options_.peers->rank() : -1;
     std::byte* at = out.data() + (kFixedWords + n) * sizeof(Header);
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
@@ -150,13 +150,13 @@ class TunaRun {
   void deliver(int source, std::int64_t size, const std::byte* data) {
     const bool marked = size < 0;
     const std::int64_t bytes = marked ? marked_bytes(size) : size;
-    const bool expected = !o_.failed_code && bytes == recv_.bytes[source];
-    if (!o_.failed_code && !expected)
+    const bool expected = !options_.failed_code && bytes == recv_.bytes[source];
+    if (!options_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
     if (marked && expected)
-      large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), g_.comm);
-    if (marked && !expected) drop_pieces(bytes, source, tags::kTunaLarge.tag(), g_.comm);
+      large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), group_.comm);
+    if (marked && !expected) drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
     if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);
   }
 
@@ -167,10 +167,11 @@ class TunaRun {
     std::int64_t used = static_cast<std::int64_t>((kFixedWords + n) * sizeof(Header));
     if (bytes < used) fail(A2AV_ERR_MPI, "tuna: truncated round message ({} bytes)", bytes);
     const auto* header = reinterpret_cast<const Header*>(message);
-    if (header[kKnownCode] > 0 && o_.peers)
-      o_.peers->learn(static_cast<int>(header[kKnownRank]), static_cast<int>(header[kKnownCode]));
+    if (header[kKnownCode] > 0 && options_.peers)
+      options_.peers->learn(static_cast<int>(header[kKnownRank]),
+                            static_cast<int>(header[kKnownCode]));
     const std::byte* at = message + used;
-    const std::int64_t span = std::int64_t{round.distance / round.value} * o_.radix;
+    const std::int64_t span = std::int64_t{round.distance / round.value} * options_.radix;
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
       const std::int64_t size = header[kFixedWords + i];
@@ -179,7 +180,7 @@ class TunaRun {
       if (used > bytes || (size < 0 && !large(marked_bytes(size))))
         fail(A2AV_ERR_MPI, "tuna: corrupt round message");
       if (d < span) {
-        deliver(mod(g_.rank - d), size, at);
+        deliver(mod(group_.rank - d), size, at);
       } else {
         if (store_[d].capacity() < inline_bytes) store_[d] = TempBuffer(memory_, inline_bytes);
         if (inline_bytes > 0) std::memcpy(store_[d].data(), at, inline_bytes);
@@ -195,17 +196,18 @@ class TunaRun {
     Requests requests;  // forwarded messages: every piece tagged kTunaForwarded
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
-      const int to = mod(g_.rank + round.distance), from = mod(g_.rank - round.distance);
+      const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
       post_direct(to, from);
       if (round.forwarded.empty()) continue;
       if (!staging_[i].send.capacity()) staging_[i].send.attach(memory_);
       pack(round, staging_[i].send);
       requests.isend(staging_[i].send.data(), packed_bytes_, to, tags::kTunaForwarded.tag(),
-                     g_.comm);
+                     group_.comm);
     }
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
-      if (o_.failed_code) drain_block(mod(g_.rank - round.distance), g_.comm, *o_.peers);
+      if (options_.failed_code)
+        drain_block(mod(group_.rank - round.distance), group_.comm, *options_.peers);
       if (!round.forwarded.empty()) receive_forwarded(round, staging_[i].recv);
     }
     direct_.wait_all(mismatch_);
@@ -215,15 +217,15 @@ class TunaRun {
   // The round's direct block: from the send buffer straight into the receive buffer. A
   // failed rank sends its error code instead, and drains what comes (run_batch).
   void post_direct(int to, int from) {
-    if (o_.failed_code) return direct_.isend_error(o_.failed_code, to, g_.comm);
-    direct_.irecv(recv_.at(from), recv_.bytes[from], from, tags::kDirectBlock.tag(), g_.comm);
-    direct_.isend(send_.at(to), send_.bytes[to], to, tags::kDirectBlock.tag(), g_.comm);
+    if (options_.failed_code) return direct_.isend_error(options_.failed_code, to, group_.comm);
+    direct_.irecv(recv_.at(from), recv_.bytes[from], from, tags::kDirectBlock.tag(), group_.comm);
+    direct_.isend(send_.at(to), send_.bytes[to], to, tags::kDirectBlock.tag(), group_.comm);
   }
 
   // The forwarded blocks' message has a size only the sender knew: probe, then receive.
   void receive_forwarded(const TunaRound& round, TempBuffer& buffer) {
-    const int from = mod(g_.rank - round.distance);
-    ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), g_.comm);
+    const int from = mod(group_.rank - round.distance);
+    ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), group_.comm);
     const int first = message.bytes();
     if (!buffer.capacity()) buffer.attach(memory_);
     buffer.grow(std::max<std::int64_t>(first, sizeof(Header)));
@@ -234,7 +236,8 @@ class TunaRun {
       TempBuffer whole(memory_, total);
       std::memcpy(whole.data(), buffer.data(), first);
       Requests rest;
-      rest.irecv(whole.data() + first, total - first, from, tags::kTunaForwarded.tag(), g_.comm);
+      rest.irecv(whole.data() + first, total - first, from, tags::kTunaForwarded.tag(),
+                 group_.comm);
       rest.wait_all(mismatch_);
       buffer = std::move(whole);
     }
@@ -246,10 +249,10 @@ class TunaRun {
     TempBuffer recv;
   };
 
-  const CommContext& g_;
+  const CommContext& group_;
   const ByteBlocks& send_;
   const ByteBlocks& recv_;
-  TunaOptions o_;
+  TunaOptions options_;
   MemoryTracker& memory_;
   Mismatch& mismatch_;
   Requests direct_;                         // the rounds' direct blocks (in band if agreeing)
@@ -267,7 +270,7 @@ void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const Tun
   TunaRun(group, blocks, options, memory, mismatch).run(options.batch);
 }
 
-void run_tuna(const Exchange& ex, const ParamValues& params) {
+void run_tuna(const AlgorithmCall& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   TunaOptions options{tuna_shape(params, ex.ctx.size)};
   options.peers = ex.in_band;
@@ -301,8 +304,9 @@ std::int64_t tuna_bound(const BoundInput& in, const ParamValues& p) {
 const AlgorithmDescriptor& tuna_algorithm() {
   static const AlgorithmDescriptor d{
       .name = "tuna",
-      .summary = "TuNA: blocks travel in base-radix digit rounds; blocks above direct_above "
-                 "bytes go directly",
+      .summary =
+          "TuNA: blocks travel in base-radix digit rounds; blocks above direct_above "
+          "bytes go directly",
       .params = {&kRadix, &kBatch, &kDirectAbove},
       .source = "[Fan24] Sections III-A..III-C, Algorithm 1",
       .run = run_tuna,
@@ -310,10 +314,12 @@ const AlgorithmDescriptor& tuna_algorithm() {
       .announce = announce_error_tuna,
       .model = {ModelShape::tuna},
       .resolve = [](Spec& spec, const Topology& t) { resolve_tuna_shape(spec, t.size); },
-      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
-        for (int radix : {2, 4, 8, 16, tuna_radix(0, s.size), s.size})
-          if (radix >= 2 && radix <= s.size) out.push_back(fmt::format("tuna:radix={}", radix));
-      },
+      .nonblocking = NonblockingSchedule::tuna,
+      .candidates =
+          [](const CandidateScope& s, std::vector<std::string>& out) {
+            for (int radix : {2, 4, 8, 16, tuna_radix(0, s.size), s.size})
+              if (radix >= 2 && radix <= s.size) out.push_back(fmt::format("tuna:radix={}", radix));
+          },
       .test_specs = {{"tuna"},
                      {"tuna:radix=2,batch=1"},
                      // blocks of the generators' 0..1000 bytes on both sides of the

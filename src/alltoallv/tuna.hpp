@@ -29,10 +29,11 @@ void tuna_exchange(const CommContext& group, const TunaBlocks& blocks, const Tun
 
 // In-band agreement for a rank that rejected its arguments while its peers run TuNA: it runs
 // the rounds with empty blocks, forwarding its peers' blocks and its code.
-void announce_error_tuna(const CommContext& ctx, const ParamValues& params, int code, PeerErrors& peers);
+void announce_error_tuna(const CommContext& ctx, const ParamValues& params, int code,
+                         PeerErrors& peers);
 
 // The run, radix resolution and memory bound the hierarchical variants share with tuna.
-void run_tuna(const Exchange& ex, const ParamValues& params);
+void run_tuna(const AlgorithmCall& ex, const ParamValues& params);
 void resolve_tuna_shape(Spec& spec, int group);
 std::int64_t tuna_bound(const BoundInput& in, const ParamValues& p);
 

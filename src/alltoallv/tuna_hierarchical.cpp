@@ -32,13 +32,13 @@ namespace {
 
 enum class Inter { coalesced, staggered };
 
-struct Layout {
+struct NodePosition {
   int q, nodes, node, local;
 };
 
 // One rank's part in the exchange. On a rank whose arguments failed (failed_code, in band)
 // the blocks are empty and nothing of the caller's is touched.
-struct Run {
+struct HierarchicalRank {
   const CommContext& ctx;
   const ByteBlocks& send;
   const ByteBlocks& recv;
@@ -52,7 +52,7 @@ struct Run {
 
 // What the size exchange and the headers carry for a block: its bytes, or for a block that
 // travels directly the marker -(bytes + 1).
-std::int64_t entry_of(const Run& r, std::int64_t bytes) {
+std::int64_t entry_of(const HierarchicalRank& r, std::int64_t bytes) {
   return bytes > r.direct_above ? large_marker(bytes) : bytes;
 }
 // What a block adds to the aggregated messages: nothing if it travels directly.
@@ -80,7 +80,7 @@ struct NodeFacts {
   NodeError error;                  // the worst of the node's ranks
 };
 
-NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
+NodeFacts exchange_sizes(const HierarchicalRank& r, const NodePosition& l, MPI_Comm node) {
   const int stride = l.nodes + 2;
   std::vector<std::int64_t> mine(static_cast<std::size_t>(l.q) * stride), theirs(mine.size());
   for (int h = 0; h < l.q; ++h) {
@@ -103,7 +103,7 @@ NodeFacts exchange_sizes(const Run& r, const Layout& l, MPI_Comm node) {
 }
 
 // Send side of phase 1: for each local peer h, my blocks for ranks n*Q + h, back to back.
-ByteBlocks aggregate(const Run& r, const Layout& l, TempBuffer& storage) {
+ByteBlocks aggregate(const HierarchicalRank& r, const NodePosition& l, TempBuffer& storage) {
   auto bytes_for = [&](int peer) { return aggregated(entry_of(r, r.send.bytes[peer])); };
   std::vector<std::int64_t> bytes(l.q, 0);
   for (int h = 0; h < l.q; ++h)
@@ -121,7 +121,7 @@ ByteBlocks aggregate(const Run& r, const Layout& l, TempBuffer& storage) {
 }
 
 // Receive side of phase 1: from each local source s, its blocks for my column, by node.
-ByteBlocks phase1_receive(const std::vector<std::int64_t>& sizes, const Layout& l,
+ByteBlocks phase1_receive(const std::vector<std::int64_t>& sizes, const NodePosition& l,
                           TempBuffer& storage) {
   std::vector<std::int64_t> bytes(l.q, 0);
   for (int s = 0; s < l.q; ++s)
@@ -133,7 +133,7 @@ ByteBlocks phase1_receive(const std::vector<std::int64_t>& sizes, const Layout& 
 struct Held {
   const ByteBlocks& blocks;
   const std::vector<std::int64_t>& sizes;
-  const Layout& l;
+  const NodePosition& l;
 
   std::int64_t entry(int s, int n) const { return sizes[s * l.nodes + n]; }
   std::int64_t bytes(int s, int n) const { return aggregated(entry(s, n)); }
@@ -144,7 +144,7 @@ struct Held {
   }
 };
 
-void note_if_mismatch(const Run& r, int source, std::int64_t got) {
+void note_if_mismatch(const HierarchicalRank& r, int source, std::int64_t got) {
   if (got != r.recv.bytes[source])
     r.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                 got, r.recv.bytes[source]));
@@ -159,7 +159,7 @@ int block_tag(int s) {
 }
 
 // Large blocks leave once this rank knows its node has no error, before phase 1.
-void send_large_blocks(const Run& r) {
+void send_large_blocks(const HierarchicalRank& r) {
   for (int d = 1; d < r.ctx.size; ++d) {
     const int to = (r.ctx.rank + d) % r.ctx.size;
     if (entry_of(r, r.send.bytes[to]) < 0)
@@ -170,7 +170,7 @@ void send_large_blocks(const Run& r) {
 
 // A block from `source` announced by `entry`: if it travels directly, received where the
 // counts agree, else noted and dropped (always dropped with `drop`: this rank's node failed).
-void take_large_block(const Run& r, int source, std::int64_t entry, bool drop) {
+void take_large_block(const HierarchicalRank& r, int source, std::int64_t entry, bool drop) {
   if (entry >= 0) return;
   const std::int64_t bytes = marked_bytes(entry);
   if (source == r.ctx.rank) return (void)std::memcpy(r.recv.at(source), r.send.at(source), bytes);
@@ -209,13 +209,13 @@ int word_bytes(std::size_t words) {
   return static_cast<int>(sizeof(std::int64_t) * words);
 }
 // What travels at the front of a pair's first message.
-int front_bytes(const Layout& l, Inter kind) {
+int front_bytes(const NodePosition& l, Inter kind) {
   return word_bytes(kind == Inter::coalesced ? Header::kEntries : Header::kEntries + l.q);
 }
 
 // One message of a header's front and Q blocks lying anywhere, as a datatype over their
 // addresses.
-MPI_Datatype front_and_blocks(const Layout& l, const Header& header, auto block_at,
+MPI_Datatype front_and_blocks(const NodePosition& l, const Header& header, auto block_at,
                               auto block_bytes, std::vector<MPI_Datatype>& types) {
   std::vector<int> lengths{front_bytes(l, Inter::coalesced)};
   std::vector<MPI_Aint> places(1);
@@ -267,7 +267,8 @@ void post_block_send(const std::byte* data, std::int64_t bytes, int to, int tag,
 }
 
 // What this rank expects in the aggregated messages from `from_node`'s sources.
-std::int64_t expected_bytes(const Run& r, const Layout& l, int from_node, int s) {
+std::int64_t expected_bytes(const HierarchicalRank& r, const NodePosition& l, int from_node,
+                            int s) {
   return aggregated(entry_of(r, r.recv.bytes[from_node * l.q + s]));
 }
 
@@ -275,8 +276,9 @@ std::int64_t expected_bytes(const Run& r, const Layout& l, int from_node, int s)
 // they come in one message) into `fronts`, other blocks into `blocks`. A front with fewer or
 // more bytes than expected is noted as a mismatch; a failed node's front alone is too, but
 // its error is raised first.
-void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Header& header,
-                   Requests& fronts, Requests& blocks, std::vector<MPI_Datatype>& types) {
+void post_receives(const HierarchicalRank& r, const NodePosition& l, int from_node, Inter kind,
+                   Header& header, Requests& fronts, Requests& blocks,
+                   std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
   auto bytes = [&](int s) { return expected_bytes(r, l, from_node, s); };
   auto at = [&](int s) { return r.recv.at(from_node * l.q + s); };
@@ -299,8 +301,9 @@ void post_receives(const Run& r, const Layout& l, int from_node, Inter kind, Hea
 
 // The sends to node `to_node`'s partner: the header, and my node's blocks for that node
 // unless it failed (`held` null).
-void post_sends(const Run& r, const Layout& l, const Held* held, int to_node, Inter kind,
-                const Header& header, Requests& requests, std::vector<MPI_Datatype>& types) {
+void post_sends(const HierarchicalRank& r, const NodePosition& l, const Held* held, int to_node,
+                Inter kind, const Header& header, Requests& requests,
+                std::vector<MPI_Datatype>& types) {
   const int to = to_node * l.q + l.local;
   std::int64_t total = 0;
   for (int s = 0; s < l.q && held; ++s) total += held->bytes(s, to_node);
@@ -331,7 +334,7 @@ void post_sends(const Run& r, const Layout& l, const Held* held, int to_node, In
 
 // My header for node `to_node`: entries follow a coalesced front where a block is large or
 // the blocks do not fit one message.
-void fill_header(const Layout& l, const Held* held, const NodeError& mine, int to_node,
+void fill_header(const NodePosition& l, const Held* held, const NodeError& mine, int to_node,
                  Header& out) {
   out.data()[Header::kCode] = mine.code;
   out.data()[Header::kRank] = mine.rank;
@@ -347,7 +350,8 @@ void fill_header(const Layout& l, const Held* held, const NodeError& mine, int t
 
 // A coalesced front without entries: the sender's blocks are small and came with it (the
 // front's receive checked their byte count); the entries are taken from this rank's counts.
-void entries_from_counts(const Run& r, const Layout& l, int from_node, Header& header) {
+void entries_from_counts(const HierarchicalRank& r, const NodePosition& l, int from_node,
+                         Header& header) {
   for (int s = 0; s < l.q; ++s) {
     header.entry(s) = expected_bytes(r, l, from_node, s);
     if (entry_of(r, r.recv.bytes[from_node * l.q + s]) < 0)  // expected large, came small
@@ -356,7 +360,8 @@ void entries_from_counts(const Run& r, const Layout& l, int from_node, Header& h
 }
 
 // Sizes that came in a header, against this rank's counts.
-void check_entries(const Run& r, const Layout& l, int from_node, const Header& header) {
+void check_entries(const HierarchicalRank& r, const NodePosition& l, int from_node,
+                   const Header& header) {
   for (int s = 0; s < l.q; ++s) {
     const int source = from_node * l.q + s;
     if (header.entry(s) >= 0 && header.entry(s) != expected_bytes(r, l, from_node, s))
@@ -366,7 +371,7 @@ void check_entries(const Run& r, const Layout& l, int from_node, const Header& h
 
 // What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
-void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) {
+void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind, Header& header) {
   ProbedMessage message = ProbedMessage::wait(from, header_tag(kind), r.ctx.comm);
   std::vector<std::byte> whole(std::max(message.bytes(), front_bytes(l, kind)));
   message.receive(whole.data());
@@ -386,8 +391,8 @@ void drain(const Run& r, const Layout& l, int from, Inter kind, Header& header) 
 }
 
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
-void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeError& mine,
-                    Inter kind, int first, int last) {
+void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held* held,
+                    const NodeError& mine, Inter kind, int first, int last) {
   struct Partner {
     explicit Partner(int q) : header(q) {}
     int node = 0;
@@ -435,8 +440,8 @@ void exchange_batch(const Run& r, const Layout& l, const Held* held, const NodeE
   for (MPI_Datatype& type : types) MPI_Type_free(&type);
 }
 
-void run_hierarchical(const Run& r, const ParamValues& params, Inter kind, int q) {
-  const Layout l{q, r.ctx.size / q, r.ctx.rank / q, r.ctx.rank % q};
+void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inter kind, int q) {
+  const NodePosition l{q, r.ctx.size / q, r.ctx.rank / q, r.ctx.rank % q};
   const MPI_Comm node = node_comm(r.ctx, q);
   CommContext node_ctx;
   node_ctx.comm = node;
@@ -483,11 +488,10 @@ void run_hierarchical(const Run& r, const ParamValues& params, Inter kind, int q
 }
 
 int node_size_of(const CommContext& ctx, const ParamValues& params) {
-  return hierarchical_node_size(params[kRanksPerNode], ctx.size, ctx.node_size,
-                                ctx.uniform_nodes);
+  return hierarchical_node_size(params[kRanksPerNode], ctx.size, ctx.node_size, ctx.uniform_nodes);
 }
 
-void run_either(const Exchange& ex, const ParamValues& params, Inter kind) {
+void run_either(const AlgorithmCall& ex, const ParamValues& params, Inter kind) {
   const int q = node_size_of(ex.ctx, params);
   if (q == 0 || q == ex.ctx.size) return run_tuna(ex, params);  // one node: flat TuNA
   PeerErrors agreed;  // errors agreed before: nothing to learn here
@@ -508,15 +512,14 @@ void announce(const CommContext& ctx, const ParamValues& params, int code, PeerE
   MemoryTracker memory;
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
   Requests direct;
-  run_hierarchical(
-      {ctx, none, none, memory, ignored, &peers, code, params[kDirectAbove], direct}, params,
-      kind, q);
+  run_hierarchical({ctx, none, none, memory, ignored, &peers, code, params[kDirectAbove], direct},
+                   params, kind, q);
 }
 
 // The spec as it runs: a hierarchical spec whose nodes do not fit runs flat tuna.
 void resolve(Spec& spec, const Topology& t) {
-  const int q = hierarchical_node_size(spec.params[kRanksPerNode], t.size, t.node_size,
-                                       t.uniform_nodes);
+  const int q =
+      hierarchical_node_size(spec.params[kRanksPerNode], t.size, t.node_size, t.uniform_nodes);
   spec.params.set(kRanksPerNode, q);
   if (q != 0) return resolve_tuna_shape(spec, q);
   Spec flat{&tuna_algorithm(), {}, spec.validate};
@@ -535,10 +538,15 @@ std::int64_t hierarchical_bound(const BoundInput& in, const ParamValues& p) {
   return std::min(in.send_total, in.size * block) + in.size * block + phase1;
 }
 
-// Where the nodes divide P into several.
-void add_if_nodes(const CandidateScope& s, std::string_view name, std::vector<std::string>& out) {
-  if (s.ranks_per_node > 1 && s.ranks_per_node < s.size && s.size % s.ranks_per_node == 0)
-    out.emplace_back(name);
+// Candidates where the nodes divide P into several.
+bool several_nodes(const CandidateScope& s) {
+  return s.ranks_per_node > 1 && s.ranks_per_node < s.size && s.size % s.ranks_per_node == 0;
+}
+void add_coalesced(const CandidateScope& s, std::vector<std::string>& out) {
+  if (several_nodes(s)) out.emplace_back("tuna_coalesced");
+}
+void add_staggered(const CandidateScope& s, std::vector<std::string>& out) {
+  if (several_nodes(s)) out.emplace_back("tuna_staggered");
 }
 
 std::vector<TestSpec> hierarchical_test_specs(std::string_view name) {
@@ -556,11 +564,11 @@ std::vector<TestSpec> hierarchical_test_specs(std::string_view name) {
 
 namespace {
 
-void run_tuna_coalesced(const Exchange& ex, const ParamValues& params) {
+void run_tuna_coalesced(const AlgorithmCall& ex, const ParamValues& params) {
   run_either(ex, params, Inter::coalesced);
 }
 
-void run_tuna_staggered(const Exchange& ex, const ParamValues& params) {
+void run_tuna_staggered(const AlgorithmCall& ex, const ParamValues& params) {
   run_either(ex, params, Inter::staggered);
 }
 
@@ -574,51 +582,44 @@ void announce_error_tuna_staggered(const CommContext& ctx, const ParamValues& pa
   announce(ctx, params, code, peers, Inter::staggered);
 }
 
-constexpr std::string_view kRestrictions =
-    "nodes of ranks_per_node consecutive ranks dividing P (detected nodes: of one size, "
-    "numbered contiguously)";
+// The two variants differ in their inter-node phase alone.
+AlgorithmDescriptor hierarchical(std::string_view name, std::string_view summary,
+                                 std::string_view source, AlgorithmFn run, AnnounceFn announce,
+                                 ModelShape shape) {
+  return {
+      .name = name,
+      .summary = summary,
+      .params = {&kRadix, &kBatch, &kDirectAbove, &kNodesPerBatch, &kRanksPerNode},
+      .restrictions =
+          "nodes of ranks_per_node consecutive ranks dividing P (detected nodes: of "
+          "one size, numbered contiguously)",
+      .fallback = "tuna",
+      .source = source,
+      .run = run,
+      .memory_bound = hierarchical_bound,
+      .announce = announce,
+      .model = {shape},
+      .resolve = resolve,
+      .candidates = shape == ModelShape::tuna_coalesced ? add_coalesced : add_staggered,
+      .test_specs = hierarchical_test_specs(name),
+  };
+}
 
 }  // namespace
 
 const AlgorithmDescriptor& tuna_coalesced_algorithm() {
-  static const AlgorithmDescriptor d{
-      .name = "tuna_coalesced",
-      .summary = "hierarchical TuNA: TuNA inside nodes, one message per remote node",
-      .params = {&kRadix, &kBatch, &kDirectAbove, &kNodesPerBatch, &kRanksPerNode},
-      .restrictions = kRestrictions,
-      .fallback = "tuna",
-      .source = "[Fan24] Section IV, Algorithm 3, Figures 4-6",
-      .run = run_tuna_coalesced,
-      .memory_bound = hierarchical_bound,
-      .announce = announce_error_tuna_coalesced,
-      .model = {ModelShape::tuna_coalesced},
-      .resolve = resolve,
-      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
-        add_if_nodes(s, "tuna_coalesced", out);
-      },
-      .test_specs = hierarchical_test_specs("tuna_coalesced"),
-  };
+  static const AlgorithmDescriptor d = hierarchical(
+      "tuna_coalesced", "hierarchical TuNA: TuNA inside nodes, one message per remote node",
+      "[Fan24] Section IV, Algorithm 3, Figures 4-6", run_tuna_coalesced,
+      announce_error_tuna_coalesced, ModelShape::tuna_coalesced);
   return d;
 }
 
 const AlgorithmDescriptor& tuna_staggered_algorithm() {
-  static const AlgorithmDescriptor d{
-      .name = "tuna_staggered",
-      .summary = "hierarchical TuNA: TuNA inside nodes, one message per remote block",
-      .params = {&kRadix, &kBatch, &kDirectAbove, &kNodesPerBatch, &kRanksPerNode},
-      .restrictions = kRestrictions,
-      .fallback = "tuna",
-      .source = "[Fan24] Section IV, Algorithm 2, Figures 4-6",
-      .run = run_tuna_staggered,
-      .memory_bound = hierarchical_bound,
-      .announce = announce_error_tuna_staggered,
-      .model = {ModelShape::tuna_staggered},
-      .resolve = resolve,
-      .candidates = [](const CandidateScope& s, std::vector<std::string>& out) {
-        add_if_nodes(s, "tuna_staggered", out);
-      },
-      .test_specs = hierarchical_test_specs("tuna_staggered"),
-  };
+  static const AlgorithmDescriptor d = hierarchical(
+      "tuna_staggered", "hierarchical TuNA: TuNA inside nodes, one message per remote block",
+      "[Fan24] Section IV, Algorithm 2, Figures 4-6", run_tuna_staggered,
+      announce_error_tuna_staggered, ModelShape::tuna_staggered);
   return d;
 }
 

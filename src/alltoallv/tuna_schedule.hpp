@@ -47,10 +47,9 @@ int tuna_batch(std::int64_t requested, int radix);
 int hierarchical_node_size(std::int64_t requested, int size, int detected, bool uniform);
 
 // The tuna family's parameters.
-inline constexpr Param kRadix{"radix", 2, INT_MAX, 0,
-                              "base of the rounds, 2..P (larger is clamped to P)",
-                              "ceil(sqrt P)"};
-inline constexpr Param kBatch{"batch", 1, INT_MAX, 0, "rounds of one digit in flight at once",
+inline constexpr Param kRadix{
+    "radix", 2, INT_MAX, 0, "base of the rounds, 2..P (larger is clamped to P)", "ceil(sqrt P)"};
+inline constexpr Param kBatch{"batch",       1, INT_MAX, 0, "rounds of one digit in flight at once",
                               "radix-1: all"};
 // The paper finds r = P (every block direct) best above 8 KiB on Polaris (Section V-B,
 // Figure 7); so by default blocks above 8 KiB skip the rounds.
@@ -60,8 +59,8 @@ inline constexpr Param kDirectAbove{"direct_above", 0, std::int64_t{1} << 62, 81
 // The hierarchical variants' own.
 inline constexpr Param kNodesPerBatch{"block_count", 1, INT_MAX, 8,
                                       "remote nodes exchanged with per batch"};
-inline constexpr Param kRanksPerNode{"ranks_per_node", 0, INT_MAX, 0,
-                                     "ranks per node", "0: detected by MPI_COMM_TYPE_SHARED"};
+inline constexpr Param kRanksPerNode{
+    "ranks_per_node", 0, INT_MAX, 0, "ranks per node", "0: detected by MPI_COMM_TYPE_SHARED"};
 
 // Radix, batch and the direct threshold of a tuna-family spec on `size` ranks.
 struct TunaShape {

@@ -48,7 +48,7 @@ void run_vendor_on(const Call& c, const std::vector<int>& ints, MPI_Comm comm) {
 
 namespace {
 
-void run_vendor(const Exchange& ex, const ParamValues&) {
+void run_vendor(const AlgorithmCall& ex, const ParamValues&) {
   const Call& c = ex.call;
   std::vector<int> fresh;
   auto& ints = ex.ctx.size <= kKeptSize ? per_thread<std::vector<int>>() : fresh;

@@ -4,7 +4,7 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 #include "inplace/algorithms.hpp"
 #include "redistribute/engine.hpp"
 #include "sparse/sparse.hpp"
@@ -47,17 +47,16 @@ std::vector<MPI_Aint> packed_displacements(std::span<const MPI_Count> counts) {
 namespace {
 
 ParameterDescription description_of(const Param& p) {
-  return {std::string(p.key), p.min,         p.max, p.fallback, std::string(p.default_doc),
+  return {std::string(p.key), p.min, p.max, p.fallback, std::string(p.default_doc),
           std::string(p.doc)};
 }
 
 void add_family(std::vector<AlgorithmDescription>& out, std::string_view family,
                 std::span<const FamilyAlgorithm> table) {
   for (const FamilyAlgorithm& a : table) {
-    AlgorithmDescription d{std::string(family),         std::string(a.name),
-                           std::string(a.summary),      {},
-                           std::string(a.restrictions), std::string(a.fallback),
-                           std::string(a.source)};
+    AlgorithmDescription d{
+        std::string(family),         std::string(a.name),     std::string(a.summary), {},
+        std::string(a.restrictions), std::string(a.fallback), std::string(a.source)};
     for (const Param* p : a.params) d.parameters.push_back(description_of(*p));
     out.push_back(std::move(d));
   }
@@ -68,9 +67,14 @@ void add_family(std::vector<AlgorithmDescription>& out, std::string_view family,
 std::vector<AlgorithmDescription> algorithms() {
   std::vector<AlgorithmDescription> out;
   for (const AlgorithmDescriptor* a : algorithm_table()) {
-    AlgorithmDescription d{"alltoallv", std::string(a->name), std::string(a->summary), {},
-                           std::string(a->restrictions), std::string(a->fallback),
-                           std::string(a->source), a->one_node_only};
+    AlgorithmDescription d{"alltoallv",
+                           std::string(a->name),
+                           std::string(a->summary),
+                           {},
+                           std::string(a->restrictions),
+                           std::string(a->fallback),
+                           std::string(a->source),
+                           a->one_node_only};
     for (const Param* p : a->params) d.parameters.push_back(description_of(*p));
     out.push_back(std::move(d));
   }

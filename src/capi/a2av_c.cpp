@@ -8,7 +8,7 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/per_thread.hpp"
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 #include "driver/ialltoallv.hpp"
 #include "driver/neighbor_alltoallv.hpp"
 #include "sparse/sparse.hpp"

@@ -5,10 +5,12 @@
 #include "collectives/common.hpp"
 
 #include "core/check.hpp"
+#include "core/spec.hpp"
 
 #include <array>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 namespace a2av::coll {
 namespace {
@@ -92,13 +94,14 @@ Collective parse_collective(std::string_view text) {
        text);
 }
 
+// Through the library's one spec parser (core/spec.hpp); no algorithm has parameters.
 Algorithm parse_algorithm(std::string_view text) {
-  for (const auto& [a, known] : kAlgorithmNames)
-    if (known == text) return a;
-  fail(A2AV_ERR_ALGORITHM,
-       "unknown collective algorithm '{}'. accepted: auto, binomial, "
-       "scatter_allgather, recursive_doubling, rabenseifner, linear, ring, exchange, bruck",
-       text);
+  static const std::vector<SpecGrammar> grammar = [] {
+    std::vector<SpecGrammar> out;
+    for (const auto& [a, known] : kAlgorithmNames) out.push_back({known, {}});
+    return out;
+  }();
+  return kAlgorithmNames[parse_spec(text, grammar, {"collective ", false}).index].first;
 }
 
 std::vector<Algorithm> algorithms(Collective collective) {

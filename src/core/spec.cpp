@@ -29,7 +29,8 @@ std::string accepted_names(std::span<const SpecGrammar> grammar) {
 
 std::string accepted_keys(const SpecGrammar& a, const SpecFamily& family) {
   std::vector<std::string> keys;
-  for (const Param* p : a.params) keys.push_back(fmt::format("{} ({}..{})", p->key, p->min, p->max));
+  for (const Param* p : a.params)
+    keys.push_back(fmt::format("{} ({}..{})", p->key, p->min, p->max));
   if (family.accepts_validate) keys.push_back("validate (0..1)");
   return keys.empty() ? std::string("none") : fmt::format("{}", fmt::join(keys, ", "));
 }
@@ -39,8 +40,8 @@ std::string accepted_keys(const SpecGrammar& a, const SpecFamily& family) {
 std::int64_t ParamValues::operator[](const Param& param) const {
   for (const auto& [p, value] : values_)
     if (p == &param) return value;
-  throw std::logic_error(fmt::format("a2av: parameter {} read where the algorithm has none",
-                                     param.key));
+  throw std::logic_error(
+      fmt::format("a2av: parameter {} read where the algorithm has none", param.key));
 }
 
 bool ParamValues::has(const Param& param) const {
@@ -86,13 +87,13 @@ ParsedSpec parse_spec(std::string_view text, std::span<const SpecGrammar> gramma
       continue;
     }
     const auto param = std::find_if(found->params.begin(), found->params.end(),
-                                     [&](const Param* p) { return p->key == key; });
+                                    [&](const Param* p) { return p->key == key; });
     if (param == found->params.end())
       fail(A2AV_ERR_ALGORITHM, "{} has no parameter '{}'; accepted: {}", name, key,
            accepted_keys(*found, family));
     if (value < (*param)->min || value > (*param)->max)
-      fail(A2AV_ERR_ALGORITHM, "{}: {}={} is out of range {}..{}", name, key, value,
-           (*param)->min, (*param)->max);
+      fail(A2AV_ERR_ALGORITHM, "{}: {}={} is out of range {}..{}", name, key, value, (*param)->min,
+           (*param)->max);
     spec.values.set(**param, value);
   }
   return spec;

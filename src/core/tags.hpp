@@ -83,6 +83,9 @@ inline constexpr TagRange kInplaceClock{Space::context, 6, 1};
 // preload/persistent.cpp: the zero-byte message that completes a persistent request, on
 // done_comm() (a duplicate of MPI_COMM_SELF).
 inline constexpr TagRange kPersistentDone{Space::context, 7, 1};
+// alltoallv/bruck.cpp: a round's packed blocks (one message per peer and digit place, in
+// order).
+inline constexpr TagRange kBruck{Space::context, 8, 1};
 // redistribute/transfer.cpp: a transfer's data, and the addresses that describe it.
 inline constexpr TagRange kRedistributeData{Space::context, 10, 1};
 inline constexpr TagRange kRedistributeAddress{Space::context, 11, 1};
@@ -104,7 +107,7 @@ inline constexpr TagRange kNodeAwareColumn{Space::context, 33, 1};
 // driver/neighbor_alltoallv.cpp: graph and distributed graph topologies' blocks, matched in
 // list order.
 inline constexpr TagRange kNeighborGraph{Space::context, 41, 1};
-// sparse/exchange.cpp (next_sparse_tag): a sparse round's messages, cycle(round): rounds
+// sparse/driver.cpp (next_sparse_tag): a sparse round's messages, cycle(round): rounds
 // alternate, so a rank that starts the next round cannot have its messages taken by a rank
 // still probing for the previous one (with MPI_ANY_SOURCE).
 inline constexpr TagRange kSparseMessages{Space::context, 50, 2};
@@ -157,6 +160,7 @@ inline constexpr std::array kPlan{
     kInplaceData,
     kInplaceClock,
     kPersistentDone,
+    kBruck,
     kRedistributeData,
     kRedistributeAddress,
     kRedistributePark,

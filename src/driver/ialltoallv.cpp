@@ -114,10 +114,9 @@ const Spec* requested_spec() {
   return spec ? &*spec : nullptr;
 }
 
-bool shared_memory_suits(const CommContext& ctx, const Spec* spec) {
-  const bool asked = !spec || spec->algorithm == &auto_algorithm() ||
-                     spec->algorithm == &shared_memory_algorithm();
-  return asked && ctx.size > 1 && ctx.size == ctx.node_size;
+// The requested algorithm's schedule (auto's where none is requested).
+NonblockingSchedule schedule_of(const Spec* spec) {
+  return (spec ? *spec->algorithm : auto_algorithm()).nonblocking;
 }
 
 }  // namespace
@@ -131,12 +130,14 @@ NonblockingStart start_ialltoallv(const Call& call) {
   const std::uint64_t sequence = ctx.nonblocking_started++;
   const Spec* spec = requested_spec();
   std::int64_t temp = 0;
-  if (!call.in_place() && spec && spec->algorithm == &tuna_algorithm()) {
+  const NonblockingSchedule schedule =
+      call.in_place() ? NonblockingSchedule::direct : schedule_of(spec);
+  if (schedule == NonblockingSchedule::tuna) {
     auto exchange =
         make_tuna_exchange(call, checked, ctx, tuna_shape(spec->params, ctx.size), sequence, temp);
     return {start_request(std::move(exchange)), "tuna", temp};
   }
-  if (!call.in_place() && shared_memory_suits(ctx, spec))
+  if (schedule == NonblockingSchedule::shared_memory && ctx.size > 1 && ctx.size == ctx.node_size)
     if (auto exchange = make_shared_memory_exchange(call, checked, ctx, sequence, temp))
       return {start_request(std::move(exchange)), "shared_memory", temp};
   auto exchange = std::make_unique<DirectExchange>(call, checked, ctx);

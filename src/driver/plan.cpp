@@ -2,7 +2,7 @@
 #include <a2av/plan.hpp>
 
 #include "core/comm_context.hpp"
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 
 #include <vector>
 
@@ -64,7 +64,8 @@ void Plan::run() {
 
 std::string Plan::algorithm() const {
   const CommContext& ctx = *state_->prepared.ctx;
-  return describe(*state_->prepared.spec, {ctx.size, ctx.node_size, ctx.uniform_nodes});
+  return describe(*state_->prepared.spec,
+                  {ctx.size, ctx.node_size, ctx.uniform_nodes, state_->prepared.uniform_blocks});
 }
 
 std::int64_t Plan::peak_temp_bytes() const {

@@ -1,5 +1,6 @@
 #include "driver/recent_calls.hpp"
 
+#include "core/environment.hpp"
 #include "core/per_thread.hpp"
 
 #include <algorithm>
@@ -41,8 +42,8 @@ bool RecentCalls::matches(const Slot& slot, const Call& call, int size,
   return send_type == slot.send_type && recv_type == slot.recv_type;
 }
 
-Prepared* RecentCalls::find(const Call& call, std::string_view spec, bool validate) {
-  if (call.in_place() || call.comm == MPI_COMM_NULL) return nullptr;
+std::size_t RecentCalls::find(const Call& call, std::string_view spec, bool validate) {
+  if (call.in_place() || call.comm == MPI_COMM_NULL) return kSlots;
   const std::uint64_t generation = contexts_generation();
   for (std::size_t n = 0; n < kSlots; ++n) {
     const std::size_t i = (last_hit_ + n) % kSlots;
@@ -53,36 +54,49 @@ Prepared* RecentCalls::find(const Call& call, std::string_view spec, bool valida
       continue;
     keys_[i].last_used = ++clock_;
     last_hit_ = i;
-    return &slots_[i].prepared;
+    return i;
   }
-  return nullptr;
+  return kSlots;
 }
 
-RecentCalls::Claim::Claim(RecentCalls& calls) : calls_(calls) {
-  const auto oldest = std::min_element(calls.keys_.begin(), calls.keys_.end(),
+std::size_t RecentCalls::claim_oldest() {
+  const auto oldest = std::min_element(keys_.begin(), keys_.end(),
                                        [](auto& a, auto& b) { return a.last_used < b.last_used; });
-  slot_ = static_cast<std::size_t>(oldest - calls.keys_.begin());
-  calls.keys_[slot_] = Key{};
+  const auto slot = static_cast<std::size_t>(oldest - keys_.begin());
+  keys_[slot] = Key{};                  // not found again until kept
+  slots_[slot].prepared.ctx = nullptr;  // its communicator may be gone
+  return slot;
 }
 
-void RecentCalls::Claim::keep_if_repeatable(const Call& call, std::string_view spec,
-                                            bool validate) {
-  const Prepared& prepared = this->prepared();
+bool RecentCalls::keep_if_repeatable(std::size_t slot_index, const Call& call,
+                                     std::string_view spec, bool validate) {
+  Slot& slot = slots_[slot_index];
+  const Prepared& prepared = slot.prepared;
   const int size = prepared.ctx->size;
   const bool copies = prepared.normalized && prepared.normalized->copies();
-  if (!prepared.repeatable() || size > kMaxRecentSize || copies) return;
-  Slot& slot = calls_.slots_[slot_];
+  if (!prepared.repeatable() || call.in_place() || size > kMaxRecentSize || copies) return false;
   slot.spec_text = spec;
   slot.recv_type = type_info(call.recvtype);
   slot.send_type = call.sendtype == call.recvtype ? slot.recv_type : type_info(call.sendtype);
   copy_layout(slot.layout, call, size);
-  calls_.keys_[slot_] = {call.comm,    contexts_generation(), ++calls_.clock_, call.sendbuf,
-                         call.recvbuf, call.sendtype,         call.recvtype,   validate};
-  kept_ = true;
+  keys_[slot_index] = {call.comm,    contexts_generation(), ++clock_,      call.sendbuf,
+                       call.recvbuf, call.sendtype,         call.recvtype, validate};
+  return true;
 }
 
-RecentCalls::Claim::~Claim() {
-  if (kept_) return;
+RecentCalls::Lease RecentCalls::prepare(const Call& call, std::string_view spec, bool validate,
+                                        MemoryTracker& memory) {
+  if (!verbose())
+    if (const std::size_t found = find(call, spec, validate); found != kSlots)
+      return Lease(*this, found, false);
+  Lease lease(*this, claim_oldest(), true);
+  prepare_into(lease.prepared(), call, spec, validate, true, memory);
+  if (!verbose() && keep_if_repeatable(lease.slot_, call, spec, validate)) lease.releases_ = false;
+  return lease;
+}
+
+RecentCalls::Lease::~Lease() {
+  if (!releases_) return;
   Prepared& prepared = this->prepared();
   if (prepared.ctx && prepared.ctx->size > kMaxRecentSize)
     prepared = Prepared();

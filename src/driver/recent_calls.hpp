@@ -4,12 +4,17 @@
 // not found is prepared in the least recently used slot, reusing its storage, so that the
 // driver allocates nothing once the slots are warm.
 //
+// The cache wraps the driver: one look-up when a call enters (prepare()), and, for a call not
+// found, its preparation in the least recently used slot and one store as it leaves. With
+// A2AV_VERBOSE nothing is found or kept, so that each call says what it chose.
+//
 // Only calls whose errors are agreed in band, or not at all (vendor), are kept
-// (exchange.hpp, Prepared::repeatable):
+// (alltoallv.hpp, Prepared::repeatable):
 // everything their Prepared holds follows from this rank's own arguments and P, so equal
 // arguments give an equal Prepared. A call that agrees on statistics first depends on the
 // other ranks' counts, which may have changed, and is never kept. Neither is one that goes
-// through temporary copies (non-contiguous datatypes).
+// through temporary copies (non-contiguous datatypes), nor one with MPI_IN_PLACE (its send
+// arguments are not read: MPI lets them be anything).
 //
 // "Equal arguments" is checked in full on every call: the communicator handle, kept only
 // while no communicator context has been freed since (contexts_generation(): a freed and
@@ -23,7 +28,7 @@
 // ranks gives its slot's storage back when it ends.
 #pragma once
 
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 
 #include <array>
 #include <cstdint>
@@ -38,28 +43,34 @@ class RecentCalls {
   static constexpr int kMaxRecentSize = 256;
   static constexpr std::size_t kSlots = 16;
 
-  // The Prepared of an equal earlier call, or null. The most recent hit is tried first.
-  Prepared* find(const Call& call, std::string_view spec, bool validate);
-
-  // The least recently used slot, for a call that was not found. Until keep_if_repeatable
-  // keeps it, the slot is not found, and when the claim ends it lets go of the temporary
-  // copies the call charged to its tracker.
-  class Claim {
+  // The slot a call's Prepared lives in, for the call. Where the call was prepared afresh
+  // and not kept, the lease lets go, when it ends, of the temporary copies the call charged
+  // to its tracker (so it must end before the tracker does).
+  class Lease {
    public:
-    explicit Claim(RecentCalls& calls);
-    ~Claim();
-    Claim(const Claim&) = delete;
-    Claim& operator=(const Claim&) = delete;
+    Lease(RecentCalls& calls, std::size_t slot, bool releases)
+        : calls_(&calls), slot_(slot), releases_(releases) {}
+    Lease(Lease&& other) noexcept
+        : calls_(other.calls_), slot_(other.slot_), releases_(other.releases_) {
+      other.releases_ = false;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
 
-    Prepared& prepared() { return calls_.slots_[slot_].prepared; }
-    // After prepare_into(prepared()): keeps the call if it qualifies (see above).
-    void keep_if_repeatable(const Call& call, std::string_view spec, bool validate);
+    Prepared& prepared() const;
 
    private:
-    RecentCalls& calls_;
+    friend class RecentCalls;
+    RecentCalls* calls_;
     std::size_t slot_;
-    bool kept_ = false;
+    bool releases_;
   };
+
+  // The Prepared of an equal earlier call (the most recent hit is tried first), or the call
+  // prepared by the driver (prepare_into) in the least recently used slot and kept if it
+  // qualifies (see above). Throws what the preparation throws.
+  Lease prepare(const Call& call, std::string_view spec, bool validate, MemoryTracker& memory);
 
  private:
   // What is compared first, for all slots in a few cache lines.
@@ -81,12 +92,21 @@ class RecentCalls {
     Prepared prepared;
   };
   bool matches(const Slot& slot, const Call& call, int size, std::string_view spec) const;
+  // The slot of an equal earlier call, or kSlots.
+  std::size_t find(const Call& call, std::string_view spec, bool validate);
+  std::size_t claim_oldest();
+  // Keeps the call prepared in `slot` if it qualifies; whether it did.
+  bool keep_if_repeatable(std::size_t slot, const Call& call, std::string_view spec, bool validate);
 
   std::array<Key, kSlots> keys_;
   std::array<Slot, kSlots> slots_;
   std::uint64_t clock_ = 0;
   std::size_t last_hit_ = 0;
 };
+
+inline Prepared& RecentCalls::Lease::prepared() const {
+  return calls_->slots_[slot_].prepared;
+}
 
 // This thread's recent calls.
 RecentCalls& recent_calls();

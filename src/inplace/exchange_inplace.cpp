@@ -36,12 +36,24 @@ inline constexpr Param kChunkBytes{"chunk_bytes", 1, std::int64_t{1} << 30, std:
 // In the order of Kind: bitonic, pairwise, auto.
 std::span<const FamilyAlgorithm> inplace_algorithms() {
   static const FamilyAlgorithm table[] = {
-      {"inplace_bitonic", "compare-split steps of a bitonic network over the ranks", {&kChunkBytes},
-       "", "", "[Zhuang09] Section 3.2"},
-      {"inplace_pairwise", "P-1 pairwise meetings, blocks forwarded along chains", {&kChunkBytes},
-       "", "", "[Zhuang09] Section 3.3"},
-      {"inplace_auto", "the faster of the two for the counts, by a metadata replay",
-       {&kChunkBytes}, "", "", "a2av's own (docs/memory.md, inplace_auto)"},
+      {"inplace_bitonic",
+       "compare-split steps of a bitonic network over the ranks",
+       {&kChunkBytes},
+       "",
+       "",
+       "[Zhuang09] Section 3.2"},
+      {"inplace_pairwise",
+       "P-1 pairwise meetings, blocks forwarded along chains",
+       {&kChunkBytes},
+       "",
+       "",
+       "[Zhuang09] Section 3.3"},
+      {"inplace_auto",
+       "the faster of the two for the counts, by a metadata replay",
+       {&kChunkBytes},
+       "",
+       "",
+       "a2av's own (docs/memory.md, inplace_auto)"},
   };
   return table;
 }

@@ -25,18 +25,30 @@ namespace {
 using Kind = Redistributor::State::Kind;
 
 constexpr Param kDictionary{"dictionary", 0, 1, 0,
-                                   "1: the paper's ascending edge order; 0: edges streamed in "
-                                   "rotated order"};
+                            "1: the paper's ascending edge order; 0: edges streamed in "
+                            "rotated order"};
 
 }  // namespace
 
 std::span<const FamilyAlgorithm> redistribution_algorithms() {
   static const FamilyAlgorithm table[] = {
-      {"parking", "Pinar-Hendrickson phases, blocks that cannot move yet parked", {}, "", "",
+      {"parking",
+       "Pinar-Hendrickson phases, blocks that cannot move yet parked",
+       {},
+       "",
+       "",
        "[Siegel10] Section 3.1, Figure 3"},
-      {"cyclic", "the cyclic scheduler: every block moves once, straight home", {&kDictionary},
-       "", "", "[Siegel10] Section 3.2, Figure 4"},
-      {"auto", "parking or cyclic, by the blocks that leave", {}, "", "",
+      {"cyclic",
+       "the cyclic scheduler: every block moves once, straight home",
+       {&kDictionary},
+       "",
+       "",
+       "[Siegel10] Section 3.2, Figure 4"},
+      {"auto",
+       "parking or cyclic, by the blocks that leave",
+       {},
+       "",
+       "",
        "a2av's own (docs/redistribute.md)"},
   };
   return table;
@@ -47,8 +59,8 @@ namespace {
 // "" is auto; in the order of Kind.
 void parse_algorithm(std::string_view text, Redistributor::State& s) {
   static const std::vector<SpecGrammar> grammar = grammar_of(redistribution_algorithms());
-  const ParsedSpec parsed = parse_spec(text.empty() ? "auto" : text, grammar,
-                                       {"redistribution ", false});
+  const ParsedSpec parsed =
+      parse_spec(text.empty() ? "auto" : text, grammar, {"redistribution ", false});
   constexpr Kind kinds[] = {Kind::parking, Kind::cyclic, Kind::automatic};
   s.kind = kinds[parsed.index];
   s.dictionary = parsed.values.has(kDictionary) && parsed.values[kDictionary] == 1;

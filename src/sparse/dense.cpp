@@ -10,7 +10,7 @@
 #include "sparse/sparse.hpp"
 
 #include "core/check.hpp"
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 target_sources(a2av PRIVATE
   ${PROJECT_SOURCE_DIR}/src/sparse/dense.cpp
-  ${PROJECT_SOURCE_DIR}/src/sparse/exchange.cpp
+  ${PROJECT_SOURCE_DIR}/src/sparse/driver.cpp
   ${PROJECT_SOURCE_DIR}/src/sparse/grid.cpp
   ${PROJECT_SOURCE_DIR}/src/sparse/nbx.cpp
   ${PROJECT_SOURCE_DIR}/src/sparse/shared_memory.cpp)

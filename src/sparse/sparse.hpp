@@ -18,9 +18,8 @@
 
 namespace a2av {
 
-// The sparse family's table: nbx, grid, dense, shared_memory, auto (exchange.cpp).
+// The sparse family's table: nbx, grid, dense, shared_memory, auto (driver.cpp).
 std::span<const FamilyAlgorithm> sparse_algorithms();
-
 
 // A message to send, checked: `destination` is a rank of the communicator.
 struct Parcel {

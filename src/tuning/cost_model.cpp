@@ -411,8 +411,7 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
   const bool in_band = spec.algorithm->announce != nullptr;
   switch (shape) {
     case ModelShape::none:
-      fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not {}",
-           spec.algorithm->name);
+      fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not {}", spec.algorithm->name);
     case ModelShape::direct:
       linear_phases(t, direct_batch(spec.algorithm->model, p, n), in_band);
       break;

@@ -8,6 +8,7 @@
 #include "alltoallv/node_aware.hpp"
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
+#include "core/environment.hpp"
 #include "core/per_thread.hpp"
 #include "tuning/cost_model.hpp"
 #include "tuning/table.hpp"
@@ -31,14 +32,14 @@ struct Loaded {
 };
 
 template <class T>
-Loaded<T> load_from_env(const char* variable) {
+Loaded<T> load_from_env(EnvVar<EnvType::path> variable) {
   Loaded<T> result;
-  const char* path = std::getenv(variable);
+  const char* path = env_text(variable);
   if (!path || !*path) return result;
   try {
     result.value = T::load(path);
   } catch (const Error& e) {
-    result.error = Error(A2AV_ERR_ALGORITHM, fmt::format("{}: {}", variable, e.what()));
+    result.error = Error(A2AV_ERR_ALGORITHM, fmt::format("{}: {}", variable.name(), e.what()));
   }
   return result;
 }

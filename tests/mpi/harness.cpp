@@ -96,8 +96,8 @@ bool one_node(int size) {
 // they suit; "{radix}" stands for each radix of the sweep (2, 3, ceil(sqrt P), P-1, P, P+5).
 std::vector<std::string> specs_for(int size) {
   const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
-  const std::set<int> radices = {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size),
-                                 size + 5};
+  const std::set<int> radices = {
+      2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size), size + 5};
   const Nodes launch = one_node(size) ? Nodes::one : Nodes::several;
   std::vector<std::string> specs;
   for (const AlgorithmDescriptor* a : algorithm_table()) {
@@ -109,8 +109,7 @@ std::vector<std::string> specs_for(int size) {
         specs.push_back(t.spec);
         continue;
       }
-      for (int r : radices)
-        specs.push_back(std::string(t.spec).replace(at, 7, std::to_string(r)));
+      for (int r : radices) specs.push_back(std::string(t.spec).replace(at, 7, std::to_string(r)));
     }
   }
   return specs;

@@ -6,6 +6,7 @@
 #include <a2av/alltoallv.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace a2av::test {
 namespace {
@@ -48,6 +49,51 @@ TEST_P(UniformSizes, AllAlgorithmsMatchVendor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bytes, UniformSizes, testing::Values(0, 1, 16, 1000, 65536));
+
+// Every block of every rank of one size (MPI_Alltoall's exchange): bruck runs its own rounds
+// rather than falling back to tuna.
+Matrix equal_blocks(int size, std::int64_t count) {
+  return Matrix(size, std::vector<std::int64_t>(size, count));
+}
+
+TEST(EqualBlocks, AllAlgorithmsMatchVendor) {
+  const int size = size_of(MPI_COMM_WORLD);
+  check_all_algorithms(equal_blocks(size, 24), 13);
+  check_all_algorithms(equal_blocks(size, 24), 17, 12);  // 12-byte elements
+}
+
+TEST(Bruck, EveryRadixMatchesVendor) {
+  const int size = size_of(MPI_COMM_WORLD);
+  const int root = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(size))));
+  for (int radix : {2, 3, std::max(2, root), std::max(2, size - 1), std::max(2, size), size + 5})
+    for (std::int64_t count : {1, 1000}) {
+      const std::string spec = "bruck:radix=" + std::to_string(radix);
+      const std::int64_t peak =
+          expect_same_as_vendor(spec, equal_blocks(size, count), MPI_COMM_WORLD, 23, 1);
+      EXPECT_LE(peak, temp_memory_bound(spec, size, 1, count, count * size)) << spec;
+    }
+}
+
+TEST(Bruck, RunsItsRoundsOnEqualBlocksAndTunaOtherwise) {
+  const int size = size_of(MPI_COMM_WORLD);
+  std::vector<MPI_Count> counts(size, 8);
+  std::vector<MPI_Aint> displs(size);
+  for (int i = 0; i < size; ++i) displs[i] = 8 * i;
+  std::vector<char> send(8 * size, 'x'), recv(8 * size);
+  CallInfo info;
+  alltoallv(send.data(), counts, displs, MPI_CHAR, recv.data(), counts, displs, MPI_CHAR,
+            MPI_COMM_WORLD, {.algorithm = "bruck:radix=2", .info = &info});
+  EXPECT_EQ(info.algorithm, "bruck:radix=2");
+  if (size == 1) return;
+  // Rank 0 sends the last rank one byte less: no longer uniform.
+  const int me = rank_of(MPI_COMM_WORLD);
+  if (me == 0) counts[size - 1] = 7;
+  std::vector<MPI_Count> recvcounts(size, 8);
+  if (me == size - 1) recvcounts[0] = 7;
+  alltoallv(send.data(), counts, displs, MPI_CHAR, recv.data(), recvcounts, displs, MPI_CHAR,
+            MPI_COMM_WORLD, {.algorithm = "bruck:radix=2", .info = &info});
+  EXPECT_EQ(info.algorithm.rfind("tuna:radix=2", 0), 0u) << info.algorithm;
+}
 
 class Distributions : public testing::TestWithParam<int> {};
 

@@ -55,6 +55,36 @@ TEST(RepeatedCalls, SameArgumentsWithNewData) {
   }
 }
 
+// MPI_IN_PLACE ignores the send arguments, and programs pass NULL for them: a repeated call
+// must not read them (a crash in the recent-calls cache, found under the preload).
+TEST(RepeatedCalls, InPlaceWithNullSendArguments) {
+  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  std::vector<int> counts(size), displs(size);
+  int total = 0;
+  for (int j = 0; j < size; ++j) {
+    counts[j] = (me + j) % 3 + 1;  // symmetric, as MPI_IN_PLACE needs
+    displs[j] = total;
+    total += counts[j];
+  }
+  const std::vector<MPI_Count> wide_counts(counts.begin(), counts.end());
+  const std::vector<MPI_Aint> wide_displs(displs.begin(), displs.end());
+  for (const char* spec : {"vendor", "auto", "spread_out", "tuna", "bruck"}) {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<int> got(total), want(total);
+      for (int i = 0; i < total; ++i) got[i] = want[i] = 1000 * me + 10 * i + round;
+      ASSERT_EQ(MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_INT, want.data(), counts.data(),
+                              displs.data(), MPI_INT, MPI_COMM_WORLD),
+                MPI_SUCCESS);
+      ASSERT_EQ(
+          A2AV_Alltoallv_with(spec, MPI_IN_PLACE, nullptr, nullptr, MPI_INT, got.data(),
+                              wide_counts.data(), wide_displs.data(), MPI_INT, MPI_COMM_WORLD),
+          A2AV_SUCCESS)
+          << spec << ": " << A2AV_Last_error_message();
+      EXPECT_EQ(got, want) << spec << ", call " << round << ", rank " << me;
+    }
+  }
+}
+
 TEST(RepeatedCalls, CountsAndDisplacementsChangedInTheSameArrays) {
   const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
   std::vector<Layout> next;

@@ -97,7 +97,7 @@ def main():
     for line in bad:
         print(line)
     if "--self-test" in sys.argv:
-        if not planted({"alltoallv/x.cpp": '#include "driver/exchange.hpp"\n'}):
+        if not planted({"alltoallv/x.cpp": '#include "driver/alltoallv.hpp"\n'}):
             print("self-test: a planted upward include was not caught")
             return 1
         upward = {

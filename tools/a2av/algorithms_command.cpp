@@ -89,8 +89,9 @@ CLI::App* add_algorithms_command(CLI::App& app, AlgorithmsOptions& options) {
   auto* json = command->add_flag("--json", options.json, "as JSON, for programs");
   command->add_flag("--markdown", options.markdown, "as the README's markdown table of --family")
       ->excludes(json);
-  command->add_option("--family", options.family,
-                      "family for --markdown: alltoallv, in-place, redistribution, sparse")
+  command
+      ->add_option("--family", options.family,
+                   "family for --markdown: alltoallv, in-place, redistribution, sparse")
       ->capture_default_str();
   return command;
 }

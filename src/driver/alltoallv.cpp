@@ -1,4 +1,4 @@
-#include "driver/exchange.hpp"
+#include "driver/alltoallv.hpp"
 
 #include "alltoallv/inplace_symmetric.hpp"
 #include "alltoallv/registry.hpp"
@@ -79,6 +79,7 @@ struct Agreement {
   int code;
   int first_rank;
   ExchangeStats stats;
+  bool uniform_blocks;  // every block of every rank has stats.max_block bytes
 };
 
 enum Slot { kCode, kRank, kMaxBlock, kTotal, kEmpty, kSlots };
@@ -105,7 +106,7 @@ MPI_Op agreement_op() {
 // then returned by the rank that found them alone, and its peers may block, as in MPI.
 bool agreement_required(const Spec& spec, const CommContext& ctx, bool validating) {
   static const bool agree_errors = env_flag("A2AV_AGREE_ERRORS");
-  return agree_errors || validating ||
+  return agree_errors || validating || spec.algorithm->needs_agreed_blocks ||
          (!spec.algorithm->run && choice_needs_statistics(ctx.size, agreed_node_size(ctx)));
 }
 
@@ -122,9 +123,11 @@ Agreement agree(const CommContext& ctx, int code, const std::vector<std::int64_t
     check_mpi(MPI_Allreduce(MPI_IN_PLACE, v, kSlots, MPI_INT64_T, agreement_op(), ctx.comm),
               "MPI_Allreduce");
   const double blocks = static_cast<double>(ctx.size) * ctx.size;
+  const std::int64_t squared = std::int64_t{ctx.size} * ctx.size;
   return {static_cast<int>(v[kCode]), static_cast<int>(-v[kRank]),
           ExchangeStats{ctx.size, agreed_node_size(ctx), v[kMaxBlock], v[kTotal] / blocks,
-                        v[kEmpty] / blocks}};
+                        v[kEmpty] / blocks},
+          v[kTotal] % squared == 0 && v[kTotal] / squared == v[kMaxBlock]};
 }
 
 // Resolves auto from the agreed statistics, or from P alone where the choice needs none
@@ -187,6 +190,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   out.ctx = &ctx;
   out.spec = nullptr;
   out.max_block = 0;
+  out.uniform_blocks = false;
   out.in_band = false;
   out.unagreed = false;
   out.vendor_ints.clear();
@@ -245,6 +249,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   if (!spec->algorithm->run) spec = resolve_auto(ctx, &agreed.stats);
   out.spec = std::move(spec);
   out.max_block = agreed.stats.max_block;
+  out.uniform_blocks = agreed.uniform_blocks;
 }
 
 Call call_from_spans(const void* sendbuf, std::span<const MPI_Count> sendcounts,
@@ -297,7 +302,7 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   PeerErrors peers;
   prepared.spec->algorithm->run(
       {*prepared.ctx, normalized.send(), normalized.recv(), prepared.max_block, memory, mismatch,
-       call, prepared.in_band ? &peers : nullptr},
+       call, prepared.in_band ? &peers : nullptr, prepared.uniform_blocks},
       prepared.spec->params);
   peers.raise();
   mismatch.raise();
@@ -305,23 +310,16 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
 }
 
 // A call equal to a recent one reuses its Prepared; any other is prepared in a slot of the
-// recent calls, reusing its storage (recent_calls.hpp). With A2AV_VERBOSE no call is kept,
-// so that each says what it chose.
+// recent calls (recent_calls.hpp).
 CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool validate) {
   MemoryTracker memory;
-  const std::string_view spec = chosen_spec_text(spec_text);
-  RecentCalls& recent = recent_calls();
-  if (Prepared* kept = verbose() ? nullptr : recent.find(call, spec, validate)) {
-    execute(call, *kept, memory);
-    const CommContext& ctx = *kept->ctx;
-    return {kept->spec.get(), ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
-  }
-  const CommContext& ctx = comm_context(call.comm);
-  RecentCalls::Claim claim(recent);  // before `memory` ends, lets go of what it charged
-  prepare_into(claim.prepared(), call, spec, validate, true, memory);
-  if (!verbose()) claim.keep_if_repeatable(call, spec, validate);
-  execute(call, claim.prepared(), memory);
-  return {claim.prepared().spec.get(), ctx.size, ctx.node_size, ctx.uniform_nodes, memory.peak()};
+  const RecentCalls::Lease lease =
+      recent_calls().prepare(call, chosen_spec_text(spec_text), validate, memory);
+  Prepared& prepared = lease.prepared();
+  execute(call, prepared, memory);
+  const CommContext& ctx = *prepared.ctx;
+  return {prepared.spec.get(),     ctx.size,     ctx.node_size, ctx.uniform_nodes,
+          prepared.uniform_blocks, memory.peak()};
 }
 
 }  // namespace a2av

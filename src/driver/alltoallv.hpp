@@ -24,10 +24,11 @@ struct CallResult {
   int size = 1;
   int node_size = 1;
   bool uniform_nodes = false;
+  bool uniform_blocks = false;
   std::int64_t peak_temp_bytes = 0;
 
   std::string describe() const {
-    return spec ? a2av::describe(*spec, {size, node_size, uniform_nodes}) : "";
+    return spec ? a2av::describe(*spec, {size, node_size, uniform_nodes, uniform_blocks}) : "";
   }
 };
 
@@ -41,6 +42,7 @@ struct Prepared {
   SpecRef spec;                              // the algorithm that runs (auto already resolved)
   std::optional<NormalizedCall> normalized;  // absent when vendor was asked for
   std::int64_t max_block = 0;                // agreed largest block of any rank (0 in band)
+  bool uniform_blocks = false;               // agreed: every block of every rank max_block
   bool in_band = false;                      // errors are agreed while the data moves
   bool unagreed = false;                     // vendor: errors are each rank's own, as in MPI
   std::vector<int> vendor_ints;  // vendor: the counts as MPI_Alltoallv's ints, if they fit
