@@ -65,10 +65,22 @@ namespace {
 constexpr std::int64_t kFailedWord = std::numeric_limits<std::int64_t>::min();
 
 // A section's header as it lies in shared memory or in a received message.
+// Words where sections and column blocks lie back to back in a message, at any byte offset:
+// read and written by memcpy, never through an int64_t pointer (unaligned loads are undefined,
+// and fault on some CPUs).
+std::int64_t load_word(const std::byte* at, int index) {
+  std::int64_t word;
+  std::memcpy(&word, at + 8 * index, sizeof word);
+  return word;
+}
+void store_word(std::byte* at, int index, std::int64_t word) {
+  std::memcpy(at + 8 * index, &word, sizeof word);
+}
+
 struct Header {
-  const std::int64_t* words;
-  std::int64_t code() const { return words[0]; }
-  std::int64_t size(int local) const { return words[1 + local]; }
+  const std::byte* bytes;
+  std::int64_t code() const { return load_word(bytes, 0); }
+  std::int64_t size(int local) const { return load_word(bytes, 1 + local); }
 };
 
 // The bytes of a section's blocks that travel in it (sizes >= 0; < 0: sent directly).
@@ -80,7 +92,7 @@ std::int64_t aggregated_bytes(Header h, int ranks) {
 
 // Where block `local` lies in a section's data.
 const std::byte* block_in(Header h, int local, int ranks) {
-  const std::byte* data = reinterpret_cast<const std::byte*>(h.words) + header_bytes(ranks);
+  const std::byte* data = h.bytes + header_bytes(ranks);
   for (int i = 0; i < local; ++i) data += std::max<std::int64_t>(0, h.size(i));
   return data;
 }
@@ -277,7 +289,7 @@ class NodeAwareRank : ColumnBlocks {
     for (const int m : claimed()) {
       const int q_m = node_size(cells_, m);
       for (int s = 0; s < q; ++s) {
-        const Header h{reinterpret_cast<const std::int64_t*>(section(s, m))};
+        const Header h{section(s, m)};
         lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
         MPI_Get_address(section(s, m), &places[s]);
       }
@@ -343,7 +355,7 @@ class NodeAwareRank : ColumnBlocks {
     const std::size_t before = local_pending_.size();
     std::erase_if(local_pending_, [&](int s) {
       if (load_acquire(published(s)) < exchange_) return false;
-      const Header h{reinterpret_cast<const std::int64_t*>(section(s, cells_.node))};
+      const Header h{section(s, cells_.node)};
       const int q = node_size(cells_, cells_.node);
       take(cells_.ranks[cells_.node][s], h.code(), h.size(cells_.local),
            block_in(h, cells_.local, q));
@@ -357,7 +369,7 @@ class NodeAwareRank : ColumnBlocks {
     const int q = node_size(cells_, cells_.node);
     const std::byte* at = message;
     for (const int from : cells_.ranks[remote]) {
-      const Header h{reinterpret_cast<const std::int64_t*>(at)};
+      const Header h{at};
       take(from, h.code(), h.size(cells_.local), block_in(h, cells_.local, q));
       at += header_bytes(q) + aggregated_bytes(h, q);
     }
@@ -379,25 +391,24 @@ class NodeAwareRank : ColumnBlocks {
   }
   void write_for(int node, std::byte* out) const override {
     const int q = node_size(cells_, cells_.node), q_node = node_size(cells_, node);
-    auto* words = reinterpret_cast<std::int64_t*>(out);
     std::byte* data = out + column_header_bytes(q);
     for (int s = 0; s < q; ++s) {
       const Header h = section_header(s, node);
       const std::int64_t size = h.size(cells_.local);
-      words[s] = h.code() ? kFailedWord + h.code() : size;
+      store_word(out, s, h.code() ? kFailedWord + h.code() : size);
       if (size > 0) copy_on_node(data, block_in(h, cells_.local, q_node), size);
       data += std::max<std::int64_t>(0, size);
     }
   }
   void arrived(int node, const std::byte* block, std::int64_t bytes) override {
     const int q = node_size(cells_, node);
-    const auto* words = reinterpret_cast<const std::int64_t*>(block);
     const std::byte* data = block + column_header_bytes(q);
     for (int s = 0; bytes >= column_header_bytes(q) && s < q; ++s) {
-      const bool failed = words[s] < kFailedWord / 2;
-      const std::int64_t size = failed ? 0 : words[s];
+      const std::int64_t word = load_word(block, s);
+      const bool failed = word < kFailedWord / 2;
+      const std::int64_t size = failed ? 0 : word;
       if (data + std::max<std::int64_t>(0, size) > block + bytes) break;
-      take(cells_.ranks[node][s], failed ? words[s] - kFailedWord : std::int64_t{A2AV_SUCCESS},
+      take(cells_.ranks[node][s], failed ? word - kFailedWord : std::int64_t{A2AV_SUCCESS},
            size, data);
       data += std::max<std::int64_t>(0, size);
     }
@@ -410,7 +421,7 @@ class NodeAwareRank : ColumnBlocks {
     if (!take_local()) wait_a_little(idle);
   }
   Header section_header(int local, int node) const {
-    return {reinterpret_cast<const std::int64_t*>(section(local, node))};
+    return {section(local, node)};
   }
 
   bool take_remote() {

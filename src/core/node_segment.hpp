@@ -26,6 +26,7 @@ inline constexpr std::size_t kLine = 64;
 // bandwidth in A2AV_SIM_COPY_BANDWIDTH (bytes/s; scripts/simulate.sh sets the platform's
 // loopback bandwidth).
 inline void copy_on_node(void* to, const void* from, std::size_t bytes) {
+  if (bytes == 0) return;  // either pointer may be null then: memcpy must not see it
   std::memcpy(to, from, bytes);
 #ifdef A2AV_SIMULATION
   charge_copy(bytes);
