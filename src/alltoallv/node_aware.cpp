@@ -408,8 +408,8 @@ class NodeAwareRank : ColumnBlocks {
       const bool failed = word < kFailedWord / 2;
       const std::int64_t size = failed ? 0 : word;
       if (data + std::max<std::int64_t>(0, size) > block + bytes) break;
-      take(cells_.ranks[node][s], failed ? word - kFailedWord : std::int64_t{A2AV_SUCCESS},
-           size, data);
+      take(cells_.ranks[node][s], failed ? word - kFailedWord : std::int64_t{A2AV_SUCCESS}, size,
+           data);
       data += std::max<std::int64_t>(0, size);
     }
     if (data != block + bytes || bytes < column_header_bytes(q))
@@ -420,9 +420,7 @@ class NodeAwareRank : ColumnBlocks {
   void waiting(int idle) override {
     if (!take_local()) wait_a_little(idle);
   }
-  Header section_header(int local, int node) const {
-    return {section(local, node)};
-  }
+  Header section_header(int local, int node) const { return {section(local, node)}; }
 
   bool take_remote() {
     const std::size_t before = remote_pending_.size();
