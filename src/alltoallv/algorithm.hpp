@@ -72,6 +72,7 @@ enum class ModelShape {
   tuna,            // radix rounds over all ranks
   tuna_coalesced,  // TuNA inside nodes, one message per remote node
   tuna_staggered,  // TuNA inside nodes, one message per remote block
+  bruck,           // TuNA's rounds with every block forwarded, a digit's rounds together
 };
 struct CostModel {
   ModelShape shape = ModelShape::none;

@@ -105,7 +105,7 @@ const AlgorithmDescriptor& bruck_algorithm() {
       .source = "[Fan24] Section II(a), II(c)",
       .run = run_bruck,
       .memory_bound = bruck_bound,
-      .model = {ModelShape::tuna},  // TuNA's rounds and bytes, less its headers
+      .model = {ModelShape::bruck},
       .resolve = resolve,
       .test_specs = {{"bruck"}, {"bruck:radix=2"}},
       .needs_agreed_blocks = true,

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -424,6 +425,12 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     case ModelShape::tuna:
       tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
       break;
+    case ModelShape::bruck: {  // as TuNA's rounds (less its size headers), no block direct
+      const int radix = tuna_radix(p[kRadix], n);
+      const TunaShape shape{radix, radix - 1, std::numeric_limits<std::int64_t>::max()};
+      tuna_phases(t, n, shape, [&](int s, int d) { return w.block(s, d); });
+      break;
+    }
     case ModelShape::tuna_coalesced:
     case ModelShape::tuna_staggered: {
       const int group = hierarchical_node_size(p[kRanksPerNode], n, q, true);

@@ -168,6 +168,21 @@ TEST(CostModel, SharedMemoryCellsAndMessages) {
   EXPECT_THROW(run("shared_memory", 4, 10, m), Error) << "ranks on two nodes";
 }
 
+// The model follows the registry: every algorithm with a model shape is predicted, on one
+// node of 16 ranks and on four nodes of 4.
+TEST(CostModel, PredictsEveryRegisteredAlgorithm) {
+  Machine m = unit_latency();
+  m.shared_memory = LinkCost{0.25, 0.0};
+  for (int ranks_per_node : {16, 4}) {
+    m.ranks_per_node = ranks_per_node;
+    for (const AlgorithmDescriptor* a : algorithm_table()) {
+      if (a->model.shape == ModelShape::none || (a->one_node_only && ranks_per_node < 16)) continue;
+      EXPECT_GT(predict(parse_spec(a->name), Workload{16, nullptr, 100}, m).seconds, 0)
+          << a->name << ", " << ranks_per_node << " ranks per node";
+    }
+  }
+}
+
 TEST(CostModel, SixteenThousandRanksInSeconds) {
   const auto start = std::chrono::steady_clock::now();
   for (const char* spec : {"tuna:radix=2", "tuna:radix=128", "tuna:radix=16384", "spread_out"})
