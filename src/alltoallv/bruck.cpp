@@ -18,14 +18,31 @@
 #include "core/tags.hpp"
 
 #include <cstring>
+#include <vector>
 
 namespace a2av {
 namespace {
 
 constexpr int kTag = tags::kBruck.tag();
 
-int digit(int value, int place, int radix) {
-  return value / place % radix;
+// Calls slot(i, at) for every slot that moves at digit place `place`, in message order (by
+// digit value, then index), `at` its offset in the packed messages; returns the offset of
+// each value's message (value - 1) and, last, the total.
+template <class Slot>
+std::vector<std::int64_t> for_each_moving_slot(int place, int radix, int size, std::int64_t block,
+                                               Slot slot) {
+  std::vector<std::int64_t> starts;
+  std::int64_t at = 0;
+  for (int v = 1; v < radix && v * place < size; ++v) {
+    starts.push_back(at);
+    for (int i = 1; i < size; ++i)
+      if (i / place % radix == v) {
+        slot(i, at);
+        at += block;
+      }
+  }
+  starts.push_back(at);
+  return starts;
 }
 
 // One digit place: every slot whose digit at `place` is v goes to rank + v * place, in one
@@ -35,27 +52,20 @@ void exchange_place(const AlgorithmCall& ex, int place, int radix, std::byte* sl
   const int me = ex.ctx.rank, size = ex.ctx.size;
   out.grow(size * block);
   in.grow(size * block);
+  const std::vector<std::int64_t> starts = for_each_moving_slot(
+      place, radix, size, block,
+      [&](int i, std::int64_t at) { std::memcpy(out.data() + at, slots + i * block, block); });
   Requests requests;
-  std::int64_t at = 0;
-  for (int v = 1; v < radix && v * place < size; ++v) {
-    const std::int64_t first = at;
-    for (int i = 1; i < size; ++i)
-      if (digit(i, place, radix) == v) {
-        std::memcpy(out.data() + at, slots + i * block, block);
-        at += block;
-      }
-    const int distance = v * place;
-    requests.irecv(in.data() + first, at - first, (me - distance + size) % size, kTag, ex.ctx.comm);
-    requests.isend(out.data() + first, at - first, (me + distance) % size, kTag, ex.ctx.comm);
+  for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
+    const int distance = static_cast<int>(k + 1) * place;
+    const std::int64_t bytes = starts[k + 1] - starts[k];
+    requests.irecv(in.data() + starts[k], bytes, (me - distance + size) % size, kTag, ex.ctx.comm);
+    requests.isend(out.data() + starts[k], bytes, (me + distance) % size, kTag, ex.ctx.comm);
   }
   requests.wait_all(ex.mismatch);
-  at = 0;
-  for (int v = 1; v < radix && v * place < size; ++v)
-    for (int i = 1; i < size; ++i)
-      if (digit(i, place, radix) == v) {
-        std::memcpy(slots + i * block, in.data() + at, block);
-        at += block;
-      }
+  for_each_moving_slot(place, radix, size, block, [&](int i, std::int64_t at) {
+    std::memcpy(slots + i * block, in.data() + at, block);
+  });
 }
 
 // The tuna spec that runs where the blocks differ: the same radix, tuna's other defaults.
