@@ -65,6 +65,28 @@ foreach(algorithm IN LISTS _registered)
                     MATCH "MPI_Alltoallv calls via ${algorithm}[:,]" COMMAND $<TARGET_FILE:conformance>)
 endforeach()
 
+# The same program on a2av's C API (-DCONFORMANCE_C_API: A2AV_* under MPI's names), without
+# the preload, with the sparse exchange besides: at several rank counts, and once per
+# algorithm (A2AV_ALGORITHM; vendor too, which here is a2av's own path to the MPI library).
+add_executable(capi_conformance preload/conformance.c)
+target_compile_definitions(capi_conformance PRIVATE CONFORMANCE_C_API)
+target_link_libraries(capi_conformance PRIVATE a2av::a2av MPI::MPI_C)
+set(_capi_expect ${Python3_EXECUTABLE} ${_tool_dir}/expect.py --timeout 100 --match " No Errors")
+foreach(n IN ITEMS 1 2 3 4 5 8)
+  add_test(NAME capi_conformance.np${n}
+    COMMAND ${_capi_expect} -- ${MPIEXEC_EXECUTABLE} -n ${n} ${A2AV_MPIEXEC_FLAGS}
+            $<TARGET_FILE:capi_conformance>)
+  set_tests_properties(capi_conformance.np${n} PROPERTIES TIMEOUT 120
+    ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
+endforeach()
+foreach(algorithm IN ITEMS vendor ${_registered})
+  add_test(NAME capi_conformance_${algorithm}.np5
+    COMMAND ${_capi_expect} -- ${MPIEXEC_EXECUTABLE} -n 5 ${A2AV_MPIEXEC_FLAGS}
+            env A2AV_ALGORITHM=${algorithm} $<TARGET_FILE:capi_conformance>)
+  set_tests_properties(capi_conformance_${algorithm}.np5 PROPERTIES TIMEOUT 120
+    ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
+endforeach()
+
 include(CheckLanguage)
 check_language(Fortran)
 if(CMAKE_Fortran_COMPILER)

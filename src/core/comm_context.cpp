@@ -71,9 +71,13 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   context->is_intercomm = inter != 0;
-  if (context->is_intercomm) return context;
   check_mpi(MPI_Comm_dup(user, &context->comm), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(context->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  if (context->is_intercomm) {  // only vendor runs here: blocks go to the remote group's ranks
+    check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
+    check_mpi(MPI_Comm_remote_size(context->comm, &context->size), "MPI_Comm_remote_size");
+    return context;
+  }
   check_mpi(MPI_Comm_dup(context->comm, &context->nonblocking), "MPI_Comm_dup");
   check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(context->comm, &context->size), "MPI_Comm_size");

@@ -51,9 +51,9 @@ struct CommContext {
   // take their messages.
   MPI_Comm nonblocking = MPI_COMM_NULL;
   int rank = 0;
-  int size = 1;
-  int node_size = 1;              // ranks sharing this rank's node
-  bool cores_shared = false;      // more ranks on this host than cores (emulated nodes or not)
+  int size = 1;               // of an intercommunicator: the remote group's, the ranks blocks go to
+  int node_size = 1;          // ranks sharing this rank's node
+  bool cores_shared = false;  // more ranks on this host than cores (emulated nodes or not)
   MPI_Comm node = MPI_COMM_NULL;  // those ranks (A2AV_EMULATE_NODES: groups of them)
   bool uniform_nodes = false;     // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;

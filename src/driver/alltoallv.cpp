@@ -179,8 +179,8 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   SpecRef spec = parse_checked(chosen_spec_text(spec_text), status);
-  if (ctx.is_intercomm && !spec->algorithm->intercommunicators)
-    fail(A2AV_ERR_ARG, "intercommunicators are supported by the vendor algorithm only");
+  // Only vendor runs on intercommunicators: every algorithm falls back to it there.
+  if (ctx.is_intercomm && !spec->algorithm->intercommunicators) spec = cached_spec("vendor");
   // Reused up to the size the recent calls keep: a call allocates nothing once warm.
   CheckedCall& reused = per_thread<CheckedCall>();
   CheckedCall fresh;
@@ -207,14 +207,17 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   const std::vector<std::int64_t> no_bytes;
   const auto& send_bytes = status.code ? no_bytes : checked.send_bytes;
   const auto& recv_bytes = status.code ? no_bytes : checked.recv_bytes;
-  if (status.code == A2AV_SUCCESS && send_bytes[ctx.rank] != recv_bytes[ctx.rank])
+  if (status.code == A2AV_SUCCESS && !ctx.is_intercomm &&
+      send_bytes[ctx.rank] != recv_bytes[ctx.rank])
     status.set(A2AV_ERR_COUNTS, fmt::format("rank {} sends itself {} bytes but expects {}",
                                             ctx.rank, send_bytes[ctx.rank], recv_bytes[ctx.rank]));
   static const bool validate_env = env_flag("A2AV_VALIDATE");
   const bool validating = validate || spec->validate || validate_env;
   // vendor keeps MPI's semantics: an argument error is this rank's alone, found before the
   // vendor call, with no agreement (docs/errors.md); validation agrees.
-  if (in_band_allowed && spec->algorithm == &vendor_algorithm() && !validating) {
+  // (An intercommunicator's groups cannot agree through ctx's collectives: vendor alone.)
+  if (spec->algorithm == &vendor_algorithm() &&
+      (ctx.is_intercomm || (in_band_allowed && !validating))) {
     if (status.code) throw Error(status.code, status.message);
     out.spec = std::move(spec);
     out.unagreed = true;

@@ -35,10 +35,12 @@ int timed(const char* function, const char* route_or_null, Body body) {
 // One entry point: `a2av` (returning an A2AV_ code) where a2av takes the call, else `pmpi`.
 // Arguments a2av rejects (ARG, DATATYPE, ALGORITHM errors) go to `pmpi` as well, so the
 // program sees its MPI's own error behaviour; other errors go to the communicator's handler.
+// Intercommunicators, which a2av leaves to the MPI library, are counted apart from those
+// fallbacks ("via intercommunicator:PMPI"), so that the statistics tell the two apart.
 template <class A2av, class Pmpi>
 int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi) {
   use_pmpi_as_vendor();
-  if (!intracommunicator(comm)) return timed(function, pmpi_name, pmpi);
+  if (!intracommunicator(comm)) return timed(function, "intercommunicator:PMPI", pmpi);
   const int rc = timed(function, nullptr, a2av);
   if (rc == A2AV_SUCCESS) return MPI_SUCCESS;
   if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
