@@ -4,12 +4,14 @@
 #include "alltoallv/registry.hpp"
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/per_thread.hpp"
 #include "driver/alltoallv.hpp"
 #include "inplace/algorithms.hpp"
 #include "redistribute/engine.hpp"
 #include "sparse/sparse.hpp"
 
 #include <map>
+#include <mutex>
 
 namespace a2av {
 
@@ -93,13 +95,23 @@ std::int64_t temp_memory_bound(std::string_view spec, int comm_size, int ranks_p
 
 namespace detail {
 
+// Committed once per size for the whole process and kept until finalize; the map is shared by
+// all threads, so it is locked, and each thread keeps the types it has looked up, so that a
+// repeated call takes no lock.
 MPI_Datatype byte_type_of_size(int bytes) {
-  static std::map<int, MPI_Datatype> types;  // committed once per size, kept until finalize
-  auto [it, inserted] = types.try_emplace(bytes, MPI_DATATYPE_NULL);
-  if (inserted) {
-    check_mpi(MPI_Type_contiguous(bytes, MPI_BYTE, &it->second), "MPI_Type_contiguous");
-    check_mpi(MPI_Type_commit(&it->second), "MPI_Type_commit");
+  A2AV_THREAD_LOCAL std::map<int, MPI_Datatype> seen;
+  if (const auto it = seen.find(bytes); it != seen.end()) return it->second;
+  static std::mutex mutex;
+  static std::map<int, MPI_Datatype> types;
+  const std::lock_guard lock(mutex);
+  auto it = types.find(bytes);
+  if (it == types.end()) {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    check_mpi(MPI_Type_contiguous(bytes, MPI_BYTE, &type), "MPI_Type_contiguous");
+    check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+    it = types.emplace(bytes, type).first;
   }
+  seen.emplace(bytes, it->second);
   return it->second;
 }
 

@@ -1,8 +1,10 @@
-// Memory that every rank of a communicator maps, for ranks that share one node: a POSIX
-// shared-memory object, created by rank 0, opened and mapped by the others, and unlinked as
-// soon as all have mapped it, so that nothing is left behind even if the job dies (under
-// SimGrid SMPI, whose ranks share one process: a block of its heap). Each rank owns a
-// cache-line aligned part. Making it is collective; releasing it is local.
+// Memory that every rank of a communicator maps, for ranks that share one node: a shared
+// memory object created by rank 0 without a name (memfd_create) and opened by the others
+// through rank 0's /proc/<pid>/fd entry, so that a job killed at any moment leaves nothing in
+// /dev/shm; where that path does not lead every rank to it, a named POSIX object, unlinked
+// as soon as all have mapped it (docs/design.md, "Shared-memory segments"). Under SimGrid
+// SMPI, whose ranks share one process: a block of its heap. Each rank owns a cache-line
+// aligned part. Making it is collective; releasing it is local.
 #pragma once
 
 #include "core/check.hpp"

@@ -4,10 +4,23 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 namespace a2av {
 namespace {
+
+#ifndef A2AV_SIMULATION
+std::mutex& progress_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// Whether this thread holds progress_mutex(): MPI calls made under it run the progress
+// callback again, which must then do nothing.
+thread_local bool holding = false;
+#endif
 
 // Owned by its request from MPI_Grequest_start on: MPI calls free_state when the request is
 // freed, which can be inside MPI_Grequest_complete, so nothing touches it after that call.
@@ -25,6 +38,7 @@ int query(void* state, MPI_Status* status) {
 }
 
 int free_state(void* state) {
+  const ProgressHold hold;  // a shared-memory exchange leaves its communicator's list
   delete static_cast<Pending*>(state);
   return MPI_SUCCESS;
 }
@@ -33,9 +47,16 @@ int cancel(void*, int) {
   return MPI_SUCCESS;  // a collective cannot be cancelled; it completes as usual
 }
 
-// Runs the operation to its end and completes the request (which may free `p`).
+// Whether the operation is complete, after one step.
+bool advance(Pending* p) {
+  const ProgressHold hold;
+  return p->operation->progress();
+}
+
+// Runs the operation to its end and completes the request (which may free `p`). Held step by
+// step, so that other threads' operations advance meanwhile.
 void finish(Pending* p) {
-  while (!p->operation->progress()) {
+  while (!advance(p)) {
   }
   MPI_Grequest_complete(p->request);
 }
@@ -46,7 +67,7 @@ void finish(Pending* p) {
 // neither is called once the request is complete.
 int poll(void* state, MPI_Status*) {
   auto* p = static_cast<Pending*>(state);
-  if (p->operation->progress()) MPI_Grequest_complete(p->request);
+  if (advance(p)) MPI_Grequest_complete(p->request);
   return MPI_SUCCESS;
 }
 
@@ -64,31 +85,41 @@ void start(Pending* p) {
 
 // Open MPI 4 has no poll function for generalized requests: its progress engine calls the
 // callbacks registered with opal_progress_register (libopen-pal), and MPI_Wait/MPI_Test on
-// a generalized request spin in that engine. The callback runs inside MPI calls, and the
-// MPI calls it makes run the engine again: `running` keeps it from re-entering itself.
+// a generalized request spin in that engine. The callback runs inside MPI calls of any thread,
+// and the MPI calls it makes run the engine again: `holding` keeps it from re-entering itself,
+// and a thread that finds another advancing the operations leaves them to it.
 using ProgressCallback = int (*)();
 using RegisterFn = int (*)(ProgressCallback);
 
-std::vector<Pending*>& pending() {
-  static std::vector<Pending*> list;  // operations not yet complete
+// Operations not yet complete, under progress_mutex(); `count`, their number, is read
+// without it, so that MPI calls pay no lock while none is pending.
+struct PendingList {
+  std::vector<Pending*> operations;
+  std::atomic<std::size_t> count{0};
+  std::vector<MPI_Request> completed;  // by the last pass
+};
+
+PendingList& pending() {
+  static PendingList list;
   return list;
 }
 
 int progress_all() {
-  static bool running = false;
-  static std::vector<MPI_Request> completed;
-  if (running || pending().empty()) return 0;
-  running = true;
-  auto& list = pending();
-  completed.clear();
-  std::erase_if(list, [](Pending* p) {
+  PendingList& list = pending();
+  if (list.count.load(std::memory_order_relaxed) == 0 || holding) return 0;
+  std::unique_lock lock(progress_mutex(), std::try_to_lock);
+  if (!lock) return 0;  // another thread is advancing them
+  holding = true;
+  list.completed.clear();
+  std::erase_if(list.operations, [&](Pending* p) {
     if (!p->operation->progress()) return false;
-    completed.push_back(p->request);
+    list.completed.push_back(p->request);
     return true;
   });
-  for (MPI_Request r : completed) MPI_Grequest_complete(r);  // may free the Pending
-  running = false;
-  return static_cast<int>(completed.size());
+  list.count.store(list.operations.size(), std::memory_order_relaxed);
+  for (MPI_Request r : list.completed) MPI_Grequest_complete(r);  // may free the Pending
+  holding = false;
+  return static_cast<int>(list.completed.size());
 }
 
 RegisterFn progress_register() {
@@ -106,8 +137,11 @@ void start(Pending* p) {
   check_mpi(MPI_Grequest_start(query, free_state, cancel, p, &p->request), "MPI_Grequest_start");
   // Not advanced here: the transfers happen inside the caller's later MPI calls, which is
   // where computation between start and completion can hide them.
-  if (registered()) return pending().push_back(p);
-  finish(p);
+  if (!registered()) return finish(p);
+  const ProgressHold hold;
+  PendingList& list = pending();
+  list.operations.push_back(p);
+  list.count.store(list.operations.size(), std::memory_order_relaxed);
 }
 
 #else
@@ -120,6 +154,23 @@ void start(Pending* p) {
 #endif
 
 }  // namespace
+
+#ifdef A2AV_SIMULATION
+ProgressHold::ProgressHold() : outermost_(false) {}
+ProgressHold::~ProgressHold() = default;
+#else
+ProgressHold::ProgressHold() : outermost_(!holding) {
+  if (!outermost_) return;
+  progress_mutex().lock();
+  holding = true;
+}
+
+ProgressHold::~ProgressHold() {
+  if (!outermost_) return;
+  holding = false;
+  progress_mutex().unlock();
+}
+#endif
 
 MPI_Request start_request(std::unique_ptr<Operation> operation) {
   auto* p = new Pending{std::move(operation)};

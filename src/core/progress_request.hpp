@@ -25,4 +25,21 @@ class Operation {
 // Makes `operation` the request's; the request completes when the operation does.
 MPI_Request start_request(std::unique_ptr<Operation> operation);
 
+// Any thread's MPI calls may advance any thread's operations (MPI_THREAD_MULTIPLE; a request
+// may be waited for by another thread than the one that started it), one thread at a time.
+// While a ProgressHold lives, no other thread advances, starts or frees an operation, and
+// this thread's own MPI calls advance none; it nests. For what touches state that operations
+// in flight share (a communicator's cells). Never held across a blocking MPI call: a peer's
+// progress may depend on this rank's other threads. A no-op in the simulation (one thread).
+class ProgressHold {
+ public:
+  ProgressHold();
+  ~ProgressHold();
+  ProgressHold(const ProgressHold&) = delete;
+  ProgressHold& operator=(const ProgressHold&) = delete;
+
+ private:
+  bool outermost_;
+};
+
 }  // namespace a2av

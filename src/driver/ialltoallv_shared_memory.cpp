@@ -188,8 +188,10 @@ std::unique_ptr<Operation> make_shared_memory_exchange(const Call& call, const C
                                                        const CommContext& ctx,
                                                        std::uint64_t sequence,
                                                        std::int64_t& temp_bytes) {
-  NonblockingCells& cells = cells_of(ctx);
+  NonblockingCells& cells = cells_of(ctx);  // collective the first time: not under the hold
   if (!cells.segment.ok()) return nullptr;
+  // Another thread may be advancing the exchanges in flight on these cells.
+  const ProgressHold hold;
   auto exchange = std::make_unique<SharedMemoryExchange>(call, checked, ctx, cells, sequence);
   temp_bytes = exchange->temp_bytes();
   return exchange;
