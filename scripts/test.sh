@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The tests: installs dependencies, builds everything (RelWithDebInfo) in build/ and runs
 # ctest. Exits non-zero when the build or any test fails, or when no test is defined.
-#   --quick  the development loop's tier: without the SimGrid and MPICH rebuilds and their
-#            runs, launches above 8 ranks, the 15- and 16-rank emulated nodes and the long
-#            test (CI runs the whole suite: no argument)
+#   --quick  the development loop's tier: launches of up to 4 ranks (communicators of 1 to
+#            4), without the SimGrid and MPICH builds and their runs, the per-algorithm runs
+#            of the conformance programs, emulated nodes beyond 2x2 and 4x1, the soak and
+#            the tests labelled long (CI runs the whole suite: no argument)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
 if [[ "${1:-}" == "--quick" ]]; then
-  quick=(-E '^(sim_|preload_mpich)|\.np(9|1[0-9])$|_nodes_(4x4|3x5)' -LE long)
+  quick=(-E '^(sim_|mpich_|preload_mpich|preload_c_|capi_conformance_|soak)|\.np([5-9]|1[0-9])$|_nodes_(2x3|4x4|3x5|5in2|7in3)' -LE long)
 elif [[ $# -gt 0 ]]; then
   echo "usage: scripts/test.sh [--quick]" >&2
   exit 2

@@ -33,10 +33,10 @@ endif()
 if(TARGET transitive_closure)
   foreach(algorithm auto vendor inplace inplace_pairwise inplace_bitonic)
     a2av_example_test(NAME transitive_closure_${algorithm} TARGET transitive_closure
-      ARGS --scale 12 --edges 6000 --seed 7 --algorithm ${algorithm})
+      ARGS --scale 10 --edges 1500 --seed 7 --algorithm ${algorithm})
   endforeach()
   a2av_example_test(NAME transitive_closure_sparse_nbx TARGET transitive_closure
-    ARGS --scale 12 --edges 6000 --seed 7 --algorithm sparse:nbx)
+    ARGS --scale 10 --edges 1500 --seed 7 --algorithm sparse:nbx)
   a2av_example_test(NAME transitive_closure_file TARGET transitive_closure
     ARGS --input ${PROJECT_SOURCE_DIR}/examples/transitive_closure/data/chain_and_cycle.txt)
   a2av_example_test(NAME transitive_closure_bench TARGET transitive_closure

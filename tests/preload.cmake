@@ -122,24 +122,4 @@ if(A2AV_DEBIAN_PYTHON)
                     COMMAND ${A2AV_DEBIAN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/preload/mpi4py_alltoall.py)
 endif()
 
-# MPICH: a build of its own (a fixture, so its build time is not the tests').
-find_program(A2AV_MPICH_CC mpicc.mpich)
-find_program(A2AV_MPICH_MPIEXEC mpiexec.mpich)
-find_program(A2AV_MPICH_FC mpifort.mpich)
-if(A2AV_MPICH_CC AND A2AV_MPICH_MPIEXEC AND A2AV_MPICH_FC)
-  set(_mpich ${_preload_out}/mpich)
-  add_test(NAME preload_mpich_build
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/preload/build_mpich.sh ${PROJECT_SOURCE_DIR} ${_mpich})
-  set_tests_properties(preload_mpich_build PROPERTIES TIMEOUT 900 FIXTURES_SETUP preload_mpich
-    LABELS preload)
-  set(_mpich_run FIXTURE preload_mpich PRELOAD ${_mpich}/relocated/lib/liba2av_preload.so
-      MPIEXEC ${A2AV_MPICH_MPIEXEC})
-  a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3 4
-                    MATCH ${_entry_points_taken} COMMAND ${_mpich}/conformance)
-  foreach(variant MPIFH USE_MPI USE_MPI_F08)
-    string(TOLOWER "${variant}" name)
-    a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4
-                      MATCH ${_entry_points_taken}
-                      COMMAND ${_mpich}/fortran_${variant})
-  endforeach()
-endif()
+# MPICH: tests/mpich.cmake runs these programs under its sanitized MPICH build.

@@ -24,6 +24,17 @@ int size_of(MPI_Comm comm) {
 }
 
 namespace {
+MPI_Comm tested = MPI_COMM_WORLD;
+}  // namespace
+
+MPI_Comm world() {
+  return tested;
+}
+void set_world(MPI_Comm comm) {
+  tested = comm;
+}
+
+namespace {
 
 Matrix filled(int size, auto cell) {
   Matrix m(size, std::vector<std::int64_t>(size));

@@ -16,6 +16,11 @@ namespace a2av::test {
 int rank_of(MPI_Comm comm);
 int size_of(MPI_Comm comm);
 
+// The communicator the tests run on: the whole launch, then each group a split launch makes
+// (tests/mpi/main.cpp). Tests use it wherever they would use MPI_COMM_WORLD.
+MPI_Comm world();
+void set_world(MPI_Comm comm);
+
 // counts[i][j]: elements rank i sends rank j. Every rank generates the same matrix.
 using Matrix = std::vector<std::vector<std::int64_t>>;
 

@@ -153,7 +153,7 @@ void expect_same(const std::string& what, const Bytes& send, const Bytes& recv_p
   EXPECT_TRUE(send == before) << what << ": send buffer changed";
   const auto diff = std::mismatch(got.begin(), got.end(), want.begin());
   EXPECT_TRUE(diff.first == got.end())
-      << what << ": rank " << rank_of(MPI_COMM_WORLD) << " differs from vendor at byte "
+      << what << ": rank " << rank_of(world()) << " differs from vendor at byte "
       << (diff.first - got.begin()) << " of " << got.size();
 }
 
@@ -165,8 +165,8 @@ std::string label(Collective c, Algorithm a, const Kind& k, std::int64_t count, 
 
 class Collectives : public testing::Test {
  protected:
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  MPI_Comm comm = world();
+  int me = rank_of(world()), size = size_of(world());
 };
 
 TEST_F(Collectives, Bcast) {
@@ -251,7 +251,8 @@ class Reductions : public Collectives {
 TEST_F(Reductions, ReduceAndAllreduce) {
   for (const Reduction& r : cases) {
     const Kind& k = kind(r.kind);
-    for (std::int64_t n : counts_for(k, 1)) {
+    // Vectors up to 1 MiB / P: every operation and algorithm, in little time at 16 ranks.
+    for (std::int64_t n : counts_for(k, size)) {
       const int in = static_cast<int>(n);
       const std::string what = r.op_name + " ";
       for (int root : roots(size))
@@ -272,7 +273,7 @@ TEST_F(Reductions, ReduceAndAllreduce) {
 // Ranks renumbered in reverse: the operand order follows the sub-communicator's ranks.
 TEST_F(Reductions, ReversedSubcommunicatorAndTypedForms) {
   MPI_Comm reversed;
-  MPI_Comm_split(MPI_COMM_WORLD, 0, size - me, &reversed);
+  MPI_Comm_split(world(), 0, size - me, &reversed);
   const int rme = rank_of(reversed);
   const std::vector<Affine> mine{{2u * rme + 3, 5u + rme}, {7u, 1u * rme}};
   for (Algorithm a : with_auto(Collective::allreduce)) {

@@ -18,7 +18,7 @@ namespace {
 
 // A small valid exchange (n ints to every rank) that each test breaks in one way.
 struct Case {
-  int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  int me = rank_of(world()), size = size_of(world());
   int n = 2;
   std::vector<MPI_Count> sc = std::vector<MPI_Count>(size, n), rc = sc;
   std::vector<MPI_Aint> sd = displs(), rd = displs();
@@ -43,13 +43,13 @@ struct Case {
   int run(const std::string& spec, const void* sendbuf = nullptr, void* recvbuf = nullptr) {
     return A2AV_Alltoallv_with(spec.c_str(), sendbuf ? sendbuf : send.data(), sc.data(), sd.data(),
                                send_type, recvbuf ? recvbuf : recv.data(), rc.data(), rd.data(),
-                               recv_type, MPI_COMM_WORLD);
+                               recv_type, world());
   }
   // The code every rank returned, or -1 if ranks disagree.
   static int agreed(int code) {
     int lo = code, hi = code;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, world());
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, world());
     return lo == hi ? lo : -1;
   }
   void expect_untouched() const {
@@ -100,7 +100,7 @@ const std::vector<std::string> kAllAlgorithms = {"auto",
 // All of them, less shared_memory where the ranks span emulated nodes.
 std::vector<std::string> algorithms() {
   std::vector<std::string> specs = kAllAlgorithms;
-  if (!one_node(size_of(MPI_COMM_WORLD))) std::erase(specs, "shared_memory");
+  if (!one_node(size_of(world()))) std::erase(specs, "shared_memory");
   return specs;
 }
 
@@ -155,7 +155,7 @@ TEST(Errors, SpanTooShortOnOneRankFailsEverywhere) {
     int code = A2AV_SUCCESS;
     try {
       a2av::alltoallv(c.send.data(), c.sc, c.sd, MPI_INT, c.recv.data(), recvcounts, c.rd, MPI_INT,
-                      MPI_COMM_WORLD, {.algorithm = spec});
+                      world(), {.algorithm = spec});
     } catch (const a2av::Error& e) {
       code = e.code();
       if (failing) {
@@ -174,7 +174,7 @@ TEST(Errors, PlanWithSpanTooShortOnOneRankFailsEverywhere) {
   int code = A2AV_SUCCESS;
   try {
     a2av::Plan plan(c.send.data(), c.sc, sdispls, MPI_INT, c.recv.data(), c.rc, c.rd, MPI_INT,
-                    MPI_COMM_WORLD);
+                    world());
   } catch (const a2av::Error& e) {
     code = e.code();
   }
@@ -195,9 +195,8 @@ TEST(Errors, VendorErrorsAreEachRanksOwnAsInMPI) {
 
 TEST(Errors, NullBufferWithData) {
   Case c;
-  const int code =
-      A2AV_Alltoallv_with("tuna", nullptr, c.sc.data(), c.sd.data(), MPI_INT, c.recv.data(),
-                          c.rc.data(), c.rd.data(), MPI_INT, MPI_COMM_WORLD);
+  const int code = A2AV_Alltoallv_with("tuna", nullptr, c.sc.data(), c.sd.data(), MPI_INT,
+                                       c.recv.data(), c.rc.data(), c.rd.data(), MPI_INT, world());
   EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG);
   c.expect_untouched();
 }
@@ -286,7 +285,7 @@ TEST(Errors, WrongSizesWithoutValidationAreCountErrors) {
       EXPECT_EQ(code, A2AV_ERR_COUNTS) << spec << ": " << A2AV_Last_error_message();
       EXPECT_EQ(c.recv[2 * (c.size - 1) + 1], -1) << spec << ": wrote past the receive block";
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(world());
   }
 }
 

@@ -35,13 +35,13 @@ struct Exchange {
         send[l.sdispls[p] + b] = pattern(me, static_cast<int>(p), b);
     got.assign(l.recv_extent, kPoison);
     want = got;
-    vendor_alltoallv(send.data(), l, MPI_BYTE, want.data(), MPI_COMM_WORLD);
+    vendor_alltoallv(send.data(), l, MPI_BYTE, want.data(), world());
   }
 
   MPI_Request start() {
     MPI_Request request = MPI_REQUEST_NULL;
     EXPECT_EQ(A2AV_Ialltoallv(send.data(), isc.data(), isd.data(), MPI_BYTE, got.data(), irc.data(),
-                              ird.data(), MPI_BYTE, MPI_COMM_WORLD, &request),
+                              ird.data(), MPI_BYTE, world(), &request),
               A2AV_SUCCESS)
         << A2AV_Last_error_message();
     return request;
@@ -58,7 +58,7 @@ std::string expected_schedule(int size) {
 }
 
 TEST(Ialltoallv, EveryGeneratorLikeVendor) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   for (const Generator& g : generators()) {
     Exchange ex(g.make(size, 300, 7), me, 11);
     MPI_Request request = ex.start();
@@ -70,7 +70,7 @@ TEST(Ialltoallv, EveryGeneratorLikeVendor) {
 }
 
 TEST(Ialltoallv, CompletedByTestAndWaitall) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<Exchange> exchanges;
   for (std::uint64_t seed = 1; seed <= 3; ++seed)
     exchanges.emplace_back(power_law(size, 2000, seed), me, seed);
@@ -82,7 +82,7 @@ TEST(Ialltoallv, CompletedByTestAndWaitall) {
 }
 
 TEST(Ialltoallv, ManyInFlightWaitedInReverse) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<Exchange> exchanges;
   for (std::uint64_t seed = 1; seed <= 6; ++seed)
     exchanges.emplace_back(uniform(size, 100 * seed, seed), me, seed);
@@ -95,7 +95,7 @@ TEST(Ialltoallv, ManyInFlightWaitedInReverse) {
 // Ints sent from every other slot of the send buffer (a type whose extent is twice its
 // size) into a contiguous receive buffer.
 TEST(Ialltoallv, DerivedTypesLikeVendor) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   MPI_Datatype strided = MPI_DATATYPE_NULL;
   MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &strided);
   MPI_Type_commit(&strided);
@@ -109,10 +109,10 @@ TEST(Ialltoallv, DerivedTypesLikeVendor) {
   for (std::size_t k = 0; k < send.size(); ++k) send[k] = me * 1000 + static_cast<int>(k);
   std::vector<int> got(received + 1, -1), want(received + 1, -1);
   MPI_Alltoallv(send.data(), sendcounts.data(), sdispls.data(), strided, want.data(),
-                recvcounts.data(), rdispls.data(), MPI_INT, MPI_COMM_WORLD);
+                recvcounts.data(), rdispls.data(), MPI_INT, world());
   MPI_Request request = MPI_REQUEST_NULL;
   ASSERT_EQ(A2AV_Ialltoallv(send.data(), sendcounts.data(), sdispls.data(), strided, got.data(),
-                            recvcounts.data(), rdispls.data(), MPI_INT, MPI_COMM_WORLD, &request),
+                            recvcounts.data(), rdispls.data(), MPI_INT, world(), &request),
             A2AV_SUCCESS);
   EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(got, want) << "on rank " << me;
@@ -122,7 +122,7 @@ TEST(Ialltoallv, DerivedTypesLikeVendor) {
 // Each rank expects `delta` more ints from its right neighbour than it sends: every rank's
 // MPI_Wait fails, and the next exchange is exact (no message was left behind).
 void disagree(int sent, int delta) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   if (size == 1) return;
   std::vector<int> counts(size, sent), displs(size), recvcounts(size, sent), rdispls(size);
   recvcounts[(me + 1) % size] = sent + delta;
@@ -131,15 +131,15 @@ void disagree(int sent, int delta) {
   std::vector<int> send(size * sent, me), recv(size * slot);
   MPI_Request request = MPI_REQUEST_NULL;
   ASSERT_EQ(A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
-                            recvcounts.data(), rdispls.data(), MPI_INT, MPI_COMM_WORLD, &request),
+                            recvcounts.data(), rdispls.data(), MPI_INT, world(), &request),
             A2AV_SUCCESS);
   // Which communicator's error handler MPI_Wait calls for a generalized request differs
-  // between MPIs: both return here.
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  // between MPIs (self, or world rather than the one the exchange ran on): all return here.
+  for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD, world()})
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
   EXPECT_NE(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS) << "on rank " << me;
-  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD, world()})
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_ARE_FATAL);
   Exchange next(uniform(size, 500, 3), me, 3);
   MPI_Request again = next.start();
   EXPECT_EQ(MPI_Wait(&again, MPI_STATUS_IGNORE), MPI_SUCCESS);
@@ -159,7 +159,7 @@ TEST(Ialltoallv, LargeBlocksThatDisagreeFail) {
 }
 
 TEST(Ialltoallv, InPlace) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<int> counts(size), displs(size);
   int total = 0;
   for (int j = 0; j < size; ++j) counts[j] = (me + j) % 4, displs[j] = total, total += counts[j];
@@ -171,7 +171,7 @@ TEST(Ialltoallv, InPlace) {
     }
   MPI_Request request = MPI_REQUEST_NULL;
   ASSERT_EQ(A2AV_Ialltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buf.data(),
-                            counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, &request),
+                            counts.data(), displs.data(), MPI_INT, world(), &request),
             A2AV_SUCCESS);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   EXPECT_EQ(buf, want) << "on rank " << me;
@@ -179,23 +179,22 @@ TEST(Ialltoallv, InPlace) {
 }
 
 TEST(Ialltoallv, LocalErrorsLeaveTheRequestNull) {
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   std::vector<int> counts(size, 1), displs(size), bad(size, 1);
   for (int j = 0; j < size; ++j) displs[j] = j;
   bad[0] = -1;
   std::vector<int> send(size), recv(size);
   MPI_Request request = MPI_REQUEST_NULL;
   EXPECT_EQ(A2AV_Ialltoallv(send.data(), bad.data(), displs.data(), MPI_INT, recv.data(),
-                            counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, &request),
+                            counts.data(), displs.data(), MPI_INT, world(), &request),
             A2AV_ERR_ARG);
   EXPECT_EQ(request, MPI_REQUEST_NULL);
   EXPECT_EQ(A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
-                            counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, nullptr),
+                            counts.data(), displs.data(), MPI_INT, world(), nullptr),
             A2AV_ERR_ARG);
-  EXPECT_EQ(
-      A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_DATATYPE_NULL, recv.data(),
-                      counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD, &request),
-      A2AV_ERR_DATATYPE);
+  EXPECT_EQ(A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_DATATYPE_NULL,
+                            recv.data(), counts.data(), displs.data(), MPI_INT, world(), &request),
+            A2AV_ERR_DATATYPE);
 }
 
 }  // namespace

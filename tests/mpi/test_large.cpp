@@ -17,7 +17,7 @@ constexpr std::int64_t kBig = (std::int64_t{1} << 31) + 8;
 constexpr std::int64_t kSmall = 16;
 
 TEST(LargeCounts, BlocksBeyondTwoGiB) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   ASSERT_EQ(size, 2) << "registered at 2 ranks only";
   const int other = 1 - me;
   std::vector<MPI_Count> counts(2);
@@ -34,10 +34,9 @@ TEST(LargeCounts, BlocksBeyondTwoGiB) {
     for (std::int64_t b = 0; b < counts[peer]; ++b) send[displs[peer] + b] = pattern(me, peer, b);
   for (const char* spec : {"spread_out", "tuna:radix=2", "pairwise"}) {
     std::fill_n(recv.get(), total, kPoison);
-    EXPECT_EQ(
-        A2AV_Alltoallv_with(spec, send.get(), counts.data(), displs.data(), MPI_BYTE, recv.get(),
-                            counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
-        A2AV_SUCCESS)
+    EXPECT_EQ(A2AV_Alltoallv_with(spec, send.get(), counts.data(), displs.data(), MPI_BYTE,
+                                  recv.get(), counts.data(), displs.data(), MPI_BYTE, world()),
+              A2AV_SUCCESS)
         << spec << ": " << A2AV_Last_error_message();
     std::int64_t wrong = 0;
     for (int peer : {me, other})
@@ -48,11 +47,11 @@ TEST(LargeCounts, BlocksBeyondTwoGiB) {
 }
 
 TEST(LargeCounts, SparseMessageBeyondTwoGiB) {
-  const int me = rank_of(MPI_COMM_WORLD), other = 1 - me;
+  const int me = rank_of(world()), other = 1 - me;
   auto data = std::make_unique_for_overwrite<std::byte[]>(kBig);
   for (std::int64_t b = 0; b < kBig; ++b) data[b] = static_cast<std::byte>(pattern(me, other, b));
   const OutgoingMessage big{other, {data.get(), static_cast<std::size_t>(kBig)}};
-  const SparseResult in = sparse_exchange({&big, 1}, MPI_COMM_WORLD, {.algorithm = "nbx"});
+  const SparseResult in = sparse_exchange({&big, 1}, world(), {.algorithm = "nbx"});
   ASSERT_EQ(in.messages().size(), 1u);
   const IncomingMessage& m = in.messages()[0];
   EXPECT_EQ(m.source, other);

@@ -105,8 +105,8 @@ void check_exchange(MPI_Comm comm, int out_degree, const std::vector<Pairing>& p
 // arrives in slot 2d, and the other way round.
 void check_cartesian(std::vector<int> dims, std::vector<int> periods, const char* what) {
   MPI_Comm cart;
-  ASSERT_EQ(MPI_Cart_create(MPI_COMM_WORLD, static_cast<int>(dims.size()), dims.data(),
-                            periods.data(), 0, &cart),
+  ASSERT_EQ(MPI_Cart_create(world(), static_cast<int>(dims.size()), dims.data(), periods.data(), 0,
+                            &cart),
             MPI_SUCCESS);
   std::vector<Pairing> pairs;
   for (int d = 0; d < static_cast<int>(dims.size()); ++d) {
@@ -120,7 +120,7 @@ void check_cartesian(std::vector<int> dims, std::vector<int> periods, const char
 }
 
 TEST(NeighborAlltoallv, CartesianGrids) {
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   check_cartesian({size}, {1}, "periodic ring");
   check_cartesian({size}, {0}, "open chain (MPI_PROC_NULL at the ends)");
   std::vector<int> two(2, 0);
@@ -133,11 +133,11 @@ TEST(NeighborAlltoallv, CartesianGrids) {
 // The vendor's MPI_Neighbor_alltoallv, on the grids where the pairing rule cannot matter
 // (no dimension of one or two processes): the same bytes as a2av.
 TEST(NeighborAlltoallv, CartesianLikeVendor) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   if (size < 3) GTEST_SKIP() << "every periodic dimension has one or two processes";
   int dims[] = {size}, periods[] = {1};
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+  MPI_Cart_create(world(), 1, dims, periods, 0, &cart);
   int below, above;
   MPI_Cart_shift(cart, 0, 1, &below, &above);
   Exchange ex(me, 2, {{below, 1}, {above, 0}});
@@ -148,7 +148,7 @@ TEST(NeighborAlltoallv, CartesianLikeVendor) {
 
 // MPI_Graph_create: a ring where every rank lists its successor twice and itself once.
 TEST(NeighborAlltoallv, GraphWithDuplicateAndSelfEdges) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   auto neighbours_of = [size](int r) {
     return std::vector<int>{(r + 1) % size, r, (r + size - 1) % size, (r + 1) % size,
                             (r + size - 1) % size};
@@ -159,8 +159,7 @@ TEST(NeighborAlltoallv, GraphWithDuplicateAndSelfEdges) {
     index.push_back(static_cast<int>(edges.size()));
   }
   MPI_Comm graph;
-  ASSERT_EQ(MPI_Graph_create(MPI_COMM_WORLD, size, index.data(), edges.data(), 0, &graph),
-            MPI_SUCCESS);
+  ASSERT_EQ(MPI_Graph_create(world(), size, index.data(), edges.data(), 0, &graph), MPI_SUCCESS);
   const std::vector<int> mine = neighbours_of(me);
   const auto pairs = graph_pairing(me, mine, neighbours_of);
   check_exchange(graph, static_cast<int>(mine.size()), pairs, "graph ring");
@@ -174,7 +173,7 @@ TEST(NeighborAlltoallv, GraphWithDuplicateAndSelfEdges) {
 // rank receives nothing (in-degree 0), duplicates and self edges occur, and each rank lists
 // its sources in reversed sender order (the relative order of one sender's edges kept).
 TEST(NeighborAlltoallv, DistributedGraphLikeVendor) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     auto destinations_of = [size, seed](int r) {
       std::vector<int> out;
@@ -192,7 +191,7 @@ TEST(NeighborAlltoallv, DistributedGraphLikeVendor) {
     const std::vector<int> destinations = destinations_of(me);
     MPI_Comm graph;
     ASSERT_EQ(MPI_Dist_graph_create_adjacent(
-                  MPI_COMM_WORLD, static_cast<int>(sources.size()), sources.data(), MPI_UNWEIGHTED,
+                  world(), static_cast<int>(sources.size()), sources.data(), MPI_UNWEIGHTED,
                   static_cast<int>(destinations.size()), destinations.data(), MPI_UNWEIGHTED,
                   MPI_INFO_NULL, 0, &graph),
               MPI_SUCCESS);
@@ -208,28 +207,28 @@ TEST(NeighborAlltoallv, DistributedGraphLikeVendor) {
 // A distributed graph given a periodic ring's Cartesian lists: the graph rule applies (k-th
 // edge to k-th edge), not the Cartesian one, which differs when the ring has two processes.
 TEST(NeighborAlltoallv, DistributedGraphFromCartesianLists) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   auto lists_of = [size](int r) { return std::vector<int>{(r + size - 1) % size, (r + 1) % size}; };
   const std::vector<int> mine = lists_of(me);
   MPI_Comm graph;
-  ASSERT_EQ(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, mine.data(), MPI_UNWEIGHTED, 2,
-                                           mine.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph),
+  ASSERT_EQ(MPI_Dist_graph_create_adjacent(world(), 2, mine.data(), MPI_UNWEIGHTED, 2, mine.data(),
+                                           MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph),
             MPI_SUCCESS);
   check_exchange(graph, 2, graph_pairing(me, mine, lists_of), "graph from Cartesian lists");
   MPI_Comm_free(&graph);
 }
 
 TEST(NeighborAlltoallv, Errors) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   int dims[] = {size}, periods[] = {1};
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+  MPI_Cart_create(world(), 1, dims, periods, 0, &cart);
   int below, above;
   MPI_Cart_shift(cart, 0, 1, &below, &above);
   const std::vector<Pairing> pairs{{below, 1}, {above, 0}};
   {
     Exchange ex(me, 2, pairs);
-    EXPECT_EQ(ex.run_a2av(MPI_COMM_WORLD), A2AV_ERR_ARG);
+    EXPECT_EQ(ex.run_a2av(world()), A2AV_ERR_ARG);
     EXPECT_NE(std::string(A2AV_Last_error_message()).find("no process topology"),
               std::string::npos);
   }

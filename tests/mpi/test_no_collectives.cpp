@@ -49,21 +49,21 @@ namespace {
 // Collective calls of one exchange of `spec` with fresh counts (so that nothing is reused
 // from an earlier call), after a first call that sets the communicator up.
 int collectives_per_call(const std::string& spec, std::uint64_t seed) {
-  const int size = size_of(MPI_COMM_WORLD);
-  expect_same_as_vendor(spec, uniform(size, 100, seed), MPI_COMM_WORLD, seed, 1);
+  const int size = size_of(world());
+  expect_same_as_vendor(spec, uniform(size, 100, seed), world(), seed, 1);
   const Matrix counts = uniform(size, 100, seed + 1);
-  const Layout l = layout_for(counts, rank_of(MPI_COMM_WORLD), seed);
+  const Layout l = layout_for(counts, rank_of(world()), seed);
   std::vector<unsigned char> send(l.send_extent + 1), recv(l.recv_extent + 1);
   collective_calls = alltoall_calls = 0;
   const int code = A2AV_Alltoallv_with(spec.c_str(), send.data(), l.sendcounts.data(),
                                        l.sdispls.data(), MPI_BYTE, recv.data(), l.recvcounts.data(),
-                                       l.rdispls.data(), MPI_BYTE, MPI_COMM_WORLD);
+                                       l.rdispls.data(), MPI_BYTE, world());
   EXPECT_EQ(code, A2AV_SUCCESS) << spec << ": " << A2AV_Last_error_message();
   return collective_calls;
 }
 
 TEST(NoTax, InBandAlgorithmsMakeNoCollectiveCall) {
-  if (size_of(MPI_COMM_WORLD) == 1) GTEST_SKIP() << "one rank agrees with nobody";
+  if (size_of(world()) == 1) GTEST_SKIP() << "one rank agrees with nobody";
   std::vector<std::string> specs = {"vendor",
                                     "linear",
                                     "spread_out",
@@ -78,18 +78,18 @@ TEST(NoTax, InBandAlgorithmsMakeNoCollectiveCall) {
                                     "node_aware:radix=2"};
   // On one node; across (emulated) nodes shared_memory is refused and hierarchical TuNA
   // exchanges its sizes inside each node (below).
-  if (one_node(size_of(MPI_COMM_WORLD)))
+  if (one_node(size_of(world())))
     specs.insert(specs.end(), {"shared_memory", "tuna_coalesced", "tuna_staggered"});
   for (const std::string& spec : specs) EXPECT_EQ(collectives_per_call(spec, 3), 0) << spec;
 }
 
 TEST(NoTax, AgreementBeforeWhereDocumented) {
-  if (size_of(MPI_COMM_WORLD) < 2) GTEST_SKIP() << "one rank agrees with nobody";
+  if (size_of(world()) < 2) GTEST_SKIP() << "one rank agrees with nobody";
   EXPECT_GE(collectives_per_call("tuna:radix=2,validate=1", 5), 1) << "validation agrees";
 }
 
 TEST(NoTax, HierarchicalTunaAcrossNodesExchangesSizesInsideTheNodeOnly) {
-  if (size_of(MPI_COMM_WORLD) < 4) GTEST_SKIP() << "needs two emulated nodes of two";
+  if (size_of(world()) < 4) GTEST_SKIP() << "needs two emulated nodes of two";
   for (const std::string spec :
        {"tuna_coalesced:ranks_per_node=2", "tuna_staggered:ranks_per_node=2"}) {
     EXPECT_EQ(collectives_per_call(spec, 7), 1) << spec;

@@ -29,16 +29,16 @@ struct Buffers {
   void refill(int me, int round) {
     std::iota(send.begin(), send.end(), me * 100000 + round * 1000);
     MPI_Alltoallv(send.data(), isc.data(), isd.data(), MPI_INT, want.data(), irc.data(), ird.data(),
-                  MPI_INT, MPI_COMM_WORLD);
+                  MPI_INT, world());
   }
 };
 
 TEST(Plan, EveryAlgorithmRepeatedWithNewContents) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   for (const auto& spec : specs_for(size)) {
     Buffers b(uniform(size, 40, 19), me);
     Plan plan(b.send.data(), b.l.sendcounts, b.l.sdispls, MPI_INT, b.got.data(), b.l.recvcounts,
-              b.l.rdispls, MPI_INT, MPI_COMM_WORLD, {.algorithm = spec});
+              b.l.rdispls, MPI_INT, world(), {.algorithm = spec});
     for (int round = 0; round < 3; ++round) {
       b.refill(me, round);
       plan.run();
@@ -49,23 +49,23 @@ TEST(Plan, EveryAlgorithmRepeatedWithNewContents) {
 }
 
 TEST(Plan, InPlaceAndCApi) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<MPI_Count> counts(size, 3);
   std::vector<MPI_Aint> displs(size);
   std::vector<int> icounts(size, 3), idispls(size);
   for (int p = 0; p < size; ++p) displs[p] = idispls[p] = 3 * p;
   std::vector<int> buf(3 * size), want(3 * size);
   A2AV_Plan plan = nullptr;
-  ASSERT_EQ(A2AV_Alltoallv_init(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buf.data(),
-                                counts.data(), displs.data(), MPI_INT, MPI_COMM_WORLD,
-                                "tuna:radix=2", &plan),
-            A2AV_SUCCESS)
+  ASSERT_EQ(
+      A2AV_Alltoallv_init(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buf.data(),
+                          counts.data(), displs.data(), MPI_INT, world(), "tuna:radix=2", &plan),
+      A2AV_SUCCESS)
       << A2AV_Last_error_message();
   for (int round = 0; round < 3; ++round) {
     std::iota(buf.begin(), buf.end(), me * 1000 + round);
     want = buf;
     MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, want.data(), icounts.data(),
-                  idispls.data(), MPI_INT, MPI_COMM_WORLD);
+                  idispls.data(), MPI_INT, world());
     EXPECT_EQ(A2AV_Start(plan), A2AV_SUCCESS) << A2AV_Last_error_message();
     EXPECT_EQ(buf, want) << "round " << round;
     EXPECT_EQ(std::string(A2AV_Last_algorithm()).rfind("tuna:radix=2", 0), 0u);
@@ -75,16 +75,16 @@ TEST(Plan, InPlaceAndCApi) {
 }
 
 TEST(Plan, ErrorsAreFoundWhenThePlanIsMade) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<MPI_Count> counts(size, 1);
   std::vector<MPI_Aint> displs(size);
   std::iota(displs.begin(), displs.end(), 0);
   if (me == 0) counts[size - 1] = -1;
   std::vector<int> send(size), recv(size);
   A2AV_Plan plan = nullptr;
-  const int code = A2AV_Alltoallv_init(send.data(), counts.data(), displs.data(), MPI_INT,
-                                       recv.data(), counts.data(), displs.data(), MPI_INT,
-                                       MPI_COMM_WORLD, "spread_out", &plan);
+  const int code =
+      A2AV_Alltoallv_init(send.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                          counts.data(), displs.data(), MPI_INT, world(), "spread_out", &plan);
   EXPECT_EQ(code, A2AV_ERR_ARG);
   EXPECT_EQ(plan, nullptr);
 }

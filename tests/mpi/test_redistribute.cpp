@@ -31,7 +31,7 @@ unsigned char content(int rank, std::int64_t block, std::int64_t byte) {
 // Runs the map with `algorithm` and checks every block that something moved into.
 RedistStats expect_redistributes(const Map& map, const std::vector<std::int64_t>& sizes,
                                  std::int64_t block_bytes, const std::string& algorithm) {
-  MPI_Comm comm = MPI_COMM_WORLD;
+  MPI_Comm comm = world();
   const int me = rank_of(comm), p = size_of(comm);
   const std::int64_t m = sizes[me];
   std::vector<unsigned char> blocks(static_cast<std::size_t>(m * block_bytes));
@@ -92,7 +92,7 @@ Map shifted(const std::vector<std::int64_t>& sizes, int by, std::int64_t moving)
 }
 
 TEST(Redistribute, RandomMapsWithFreeSpace) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   const auto sizes = uneven_sizes(p, 30);
   struct Case {
     double share;
@@ -107,7 +107,7 @@ TEST(Redistribute, RandomMapsWithFreeSpace) {
 }
 
 TEST(Redistribute, LongCyclesWithoutFreeSpace) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   const std::vector<std::int64_t> sizes(p, 12);
   for (int by : {1, p / 2 + 1})
     for (const char* algorithm : kAlgorithms) {
@@ -117,7 +117,7 @@ TEST(Redistribute, LongCyclesWithoutFreeSpace) {
 }
 
 TEST(Redistribute, IdentityMovesNothing) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   const auto sizes = uneven_sizes(p, 9);
   const Map map = shifted(sizes, p, 9);  // every block stays where it is
   for (const char* algorithm : kAlgorithms) {
@@ -130,7 +130,7 @@ TEST(Redistribute, IdentityMovesNothing) {
 }
 
 TEST(Redistribute, AllBlocksToOneRankWithRoom) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   std::vector<std::int64_t> sizes(p, 5);
   sizes[0] = 5 * p;
   Map map(p);
@@ -143,7 +143,7 @@ TEST(Redistribute, AllBlocksToOneRankWithRoom) {
 }
 
 TEST(Redistribute, BlockSizes) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   for (std::int64_t bytes : {1, 13, 4096, 3 << 19}) {
     const std::int64_t m = bytes > 4096 ? 3 : 10;
     const std::vector<std::int64_t> sizes(p, m);
@@ -156,7 +156,7 @@ TEST(Redistribute, BlockSizes) {
 
 // The paper's experiments (Section 4), small: m blocks per rank.
 TEST(Redistribute, PaperExperimentMaps) {
-  const int p = size_of(MPI_COMM_WORLD);
+  const int p = size_of(world());
   const std::int64_t m = 20, data = 16;
   const std::vector<std::int64_t> sizes(p, m);
   std::vector<Map> maps = {shifted(sizes, 1, m), shifted(sizes, 1, data), shifted(sizes, 1, 13)};
@@ -179,14 +179,14 @@ TEST(Redistribute, PaperExperimentMaps) {
 }
 
 TEST(Redistribute, CApi) {
-  const int me = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), p = size_of(world());
   std::vector<double> blocks(8);
   std::iota(blocks.begin(), blocks.end(), 100.0 * me);
   std::vector<int> dest_rank(8, (me + 1) % p);
   std::vector<MPI_Count> dest_index(8);
   std::iota(dest_index.begin(), dest_index.end(), 0);
   A2AV_Redist redist = nullptr;
-  ASSERT_EQ(A2AV_Redist_create(blocks.data(), 8, sizeof(double), MPI_COMM_WORLD, nullptr, &redist),
+  ASSERT_EQ(A2AV_Redist_create(blocks.data(), 8, sizeof(double), world(), nullptr, &redist),
             A2AV_SUCCESS);
   ASSERT_EQ(A2AV_Redist_run(redist, dest_rank.data(), dest_index.data()), A2AV_SUCCESS);
   EXPECT_EQ(A2AV_Redist_free(&redist), A2AV_SUCCESS);
@@ -198,14 +198,14 @@ TEST(Redistribute, CApi) {
 // A bad map: every rank returns A2AV_ERR_ARG and every block keeps its content.
 void expect_rejected(std::vector<int> dest_rank, std::vector<MPI_Count> dest_index,
                      const char* algorithm = "cyclic") {
-  const int me = rank_of(MPI_COMM_WORLD);
+  const int me = rank_of(world());
   std::vector<unsigned char> blocks(dest_rank.size() * 4);
   for (std::size_t b = 0; b < blocks.size(); ++b)
     blocks[b] = content(me, 0, static_cast<std::int64_t>(b));
   const auto before = blocks;
   A2AV_Redist redist = nullptr;
-  ASSERT_EQ(A2AV_Redist_create(blocks.data(), static_cast<MPI_Count>(dest_rank.size()), 4,
-                               MPI_COMM_WORLD, algorithm, &redist),
+  ASSERT_EQ(A2AV_Redist_create(blocks.data(), static_cast<MPI_Count>(dest_rank.size()), 4, world(),
+                               algorithm, &redist),
             A2AV_SUCCESS);
   EXPECT_EQ(A2AV_Redist_run(redist, dest_rank.data(), dest_index.data()), A2AV_ERR_ARG)
       << A2AV_Last_error_message();
@@ -214,7 +214,7 @@ void expect_rejected(std::vector<int> dest_rank, std::vector<MPI_Count> dest_ind
 }
 
 TEST(RedistributeErrors, NotInjectiveAcrossRanks) {
-  const int me = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), p = size_of(world());
   if (p == 1) {
     expect_rejected({0, 0}, {1, 1});
     return;
@@ -227,7 +227,7 @@ TEST(RedistributeErrors, NotInjectiveAcrossRanks) {
 }
 
 TEST(RedistributeErrors, AddressesOutOfRange) {
-  const int me = rank_of(MPI_COMM_WORLD), p = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), p = size_of(world());
   std::vector<int> rank(3, -1);
   std::vector<MPI_Count> index(3, 0);
   if (me == p - 1) rank[1] = 0, index[1] = 3;  // rank 0 has blocks 0..2
@@ -239,12 +239,11 @@ TEST(RedistributeErrors, AddressesOutOfRange) {
 TEST(RedistributeErrors, BadArguments) {
   double block = 0;
   A2AV_Redist redist = nullptr;
-  EXPECT_EQ(A2AV_Redist_create(&block, 1, 8, MPI_COMM_WORLD, "scatter", &redist),
+  EXPECT_EQ(A2AV_Redist_create(&block, 1, 8, world(), "scatter", &redist), A2AV_ERR_ALGORITHM);
+  EXPECT_EQ(A2AV_Redist_create(&block, 1, 8, world(), "parking:dictionary=1", &redist),
             A2AV_ERR_ALGORITHM);
-  EXPECT_EQ(A2AV_Redist_create(&block, 1, 8, MPI_COMM_WORLD, "parking:dictionary=1", &redist),
-            A2AV_ERR_ALGORITHM);
-  EXPECT_EQ(A2AV_Redist_create(&block, 1, 0, MPI_COMM_WORLD, "cyclic", &redist), A2AV_ERR_ARG);
-  EXPECT_EQ(A2AV_Redist_create(nullptr, 1, 8, MPI_COMM_WORLD, "cyclic", &redist), A2AV_ERR_ARG);
+  EXPECT_EQ(A2AV_Redist_create(&block, 1, 0, world(), "cyclic", &redist), A2AV_ERR_ARG);
+  EXPECT_EQ(A2AV_Redist_create(nullptr, 1, 8, world(), "cyclic", &redist), A2AV_ERR_ARG);
   EXPECT_EQ(redist, nullptr);
 }
 

@@ -21,6 +21,7 @@ namespace {
 using a2av::Correction;
 using a2av::test::rank_of;
 using a2av::test::size_of;
+using a2av::test::world;
 
 constexpr Correction kMethods[] = {Correction::first_phase, Correction::transposition};
 
@@ -86,7 +87,7 @@ void route_all(const std::vector<std::vector<int>>& perms, Correction method, MP
 }
 
 TEST(Route, EveryPermutationAsLanes) {
-  const MPI_Comm comm = MPI_COMM_WORLD;
+  const MPI_Comm comm = world();
   const int size = size_of(comm);
   const auto perms = permutations(size, 2000, 42);
   for (Correction method : kMethods) {
@@ -105,7 +106,7 @@ TEST(Route, EveryPermutationAsLanes) {
 // The single-packet problem: one lane, packets of 5 bytes (no alignment), reversal and a
 // rotation; the identity needs exactly one merge pass.
 TEST(Route, SinglePackets) {
-  const MPI_Comm comm = MPI_COMM_WORLD;
+  const MPI_Comm comm = world();
   const int rank = rank_of(comm), size = size_of(comm);
   std::vector<std::vector<int>> cases(3, std::vector<int>(size));
   for (int i = 0; i < size; ++i) {
@@ -148,7 +149,7 @@ void expect_route_error(std::vector<int> dest, std::size_t packet_bytes, const c
 }
 
 TEST(Route, BadArgumentsFailOnEveryRank) {
-  const MPI_Comm comm = MPI_COMM_WORLD;
+  const MPI_Comm comm = world();
   const int rank = rank_of(comm), size = size_of(comm);
   // Everyone sends lane 1 to rank 0: a permutation only at P = 1.
   if (size > 1) expect_route_error({rank, 0}, 4, "lane 1 is not a permutation", comm);

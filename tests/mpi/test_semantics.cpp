@@ -54,13 +54,13 @@ void expect_typed_same(const std::string& spec, MPI_Datatype send_type, MPI_Data
 
 class EveryAlgorithm : public testing::Test {
  protected:
-  std::vector<std::string> specs = specs_for(size_of(MPI_COMM_WORLD));
+  std::vector<std::string> specs = specs_for(size_of(world()));
 };
 
 TEST_F(EveryAlgorithm, BuiltinTypes) {
   for (const auto& spec : specs) {
-    expect_typed_same(spec, MPI_INT, MPI_INT, 1, 1, MPI_COMM_WORLD);
-    expect_typed_same(spec, MPI_DOUBLE, MPI_DOUBLE, 2, 2, MPI_COMM_WORLD);
+    expect_typed_same(spec, MPI_INT, MPI_INT, 1, 1, world());
+    expect_typed_same(spec, MPI_DOUBLE, MPI_DOUBLE, 2, 2, world());
   }
 }
 
@@ -77,7 +77,7 @@ TEST_F(EveryAlgorithm, ContiguousStructType) {
   const MPI_Datatype types[3] = {MPI_INT, MPI_INT, MPI_DOUBLE};
   MPI_Type_create_struct(3, lengths, offsets, types, &particle);
   MPI_Type_commit(&particle);
-  for (const auto& spec : specs) expect_typed_same(spec, particle, particle, 4, 4, MPI_COMM_WORLD);
+  for (const auto& spec : specs) expect_typed_same(spec, particle, particle, 4, 4, world());
   MPI_Type_free(&particle);
 }
 
@@ -90,8 +90,8 @@ TEST_F(EveryAlgorithm, StridedVectorSentReceivedAsInts) {
   MPI_Type_contiguous(2, MPI_INT, &pair);
   MPI_Type_commit(&pair);
   for (const auto& spec : specs) {
-    expect_typed_same(spec, strided, MPI_INT, 2, 1, MPI_COMM_WORLD);
-    expect_typed_same(spec, pair, strided, 2, 2, MPI_COMM_WORLD);
+    expect_typed_same(spec, strided, MPI_INT, 2, 1, world());
+    expect_typed_same(spec, pair, strided, 2, 2, world());
   }
   MPI_Type_free(&vec);
   MPI_Type_free(&strided);
@@ -99,16 +99,16 @@ TEST_F(EveryAlgorithm, StridedVectorSentReceivedAsInts) {
 }
 
 TEST_F(EveryAlgorithm, SubCommunicatorsInReverseOrder) {
-  const int me = rank_of(MPI_COMM_WORLD);
+  const int me = rank_of(world());
   MPI_Comm half;
-  MPI_Comm_split(MPI_COMM_WORLD, me % 2, -me, &half);
+  MPI_Comm_split(world(), me % 2, -me, &half);
   for (const auto& spec : specs_for(size_of(half)))
     expect_same_as_vendor(spec, uniform(size_of(half), 300, 41), half, 5);
   MPI_Comm_free(&half);
 }
 
 TEST_F(EveryAlgorithm, InPlaceSymmetricExchange) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   Matrix counts = uniform(size, 50, 77);
   for (int i = 0; i < size; ++i)
     for (int j = 0; j < i; ++j) counts[i][j] = counts[j][i];
@@ -125,12 +125,12 @@ TEST_F(EveryAlgorithm, InPlaceSymmetricExchange) {
   std::iota(initial.begin(), initial.end(), me * 100000);
   std::vector<int> want = initial;
   MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, want.data(), ic.data(),
-                id.data(), MPI_INT, MPI_COMM_WORLD);
+                id.data(), MPI_INT, world());
   for (const auto& spec : specs) {
     if (spec == "vendor") continue;  // vendor in place is the reference itself
     std::vector<int> got = initial;
     EXPECT_EQ(A2AV_Alltoallv_with(spec.c_str(), MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL,
-                                  got.data(), c.data(), d.data(), MPI_INT, MPI_COMM_WORLD),
+                                  got.data(), c.data(), d.data(), MPI_INT, world()),
               A2AV_SUCCESS)
         << spec << ": " << A2AV_Last_error_message();
     EXPECT_TRUE(got == want) << spec << ": in-place result differs on rank " << me;
@@ -143,7 +143,7 @@ TEST_F(EveryAlgorithm, InPlaceSymmetricExchange) {
 TEST(InPlace, LargeBlocksNeedOnlyTheChunk) {
   // 256 KiB per peer in place: peak temporary memory stays within the 1 MiB default chunk
   // (or A2AV_INPLACE_CHUNK), whatever the data size; the result matches vendor.
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   const int ints = 65536;
   std::vector<MPI_Count> c(size, ints);
   std::vector<MPI_Aint> d(size);
@@ -153,9 +153,9 @@ TEST(InPlace, LargeBlocksNeedOnlyTheChunk) {
   std::iota(got.begin(), got.end(), me * 7919);
   std::vector<int> want = got;
   MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, want.data(), ic.data(),
-                id.data(), MPI_INT, MPI_COMM_WORLD);
+                id.data(), MPI_INT, world());
   ASSERT_EQ(A2AV_Alltoallv_with("spread_out", MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL,
-                                got.data(), c.data(), d.data(), MPI_INT, MPI_COMM_WORLD),
+                                got.data(), c.data(), d.data(), MPI_INT, world()),
             A2AV_SUCCESS)
       << A2AV_Last_error_message();
   EXPECT_TRUE(got == want);
@@ -164,7 +164,7 @@ TEST(InPlace, LargeBlocksNeedOnlyTheChunk) {
 }
 
 TEST(CppApi, ExchangeComputesReceiveCounts) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   std::vector<MPI_Count> sendcounts(size);
   std::vector<double> send;
   for (int p = 0; p < size; ++p) {
@@ -173,7 +173,7 @@ TEST(CppApi, ExchangeComputesReceiveCounts) {
   }
   CallInfo info;
   std::vector<MPI_Count> recvcounts;
-  const auto got = exchange<double>(send, sendcounts, MPI_COMM_WORLD,
+  const auto got = exchange<double>(send, sendcounts, world(),
                                     {.algorithm = "tuna:radix=2", .validate = true, .info = &info},
                                     {}, &recvcounts);
   std::vector<double> want;
@@ -186,11 +186,11 @@ TEST(CppApi, ExchangeComputesReceiveCounts) {
 }
 
 TEST(CppApi, ErrorsThrowWithCode) {
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   std::vector<MPI_Count> counts(size, 0);
   std::vector<int> nothing;
   try {
-    exchange<int>(nothing, counts, MPI_COMM_WORLD, {.algorithm = "no_such_algorithm"}, counts);
+    exchange<int>(nothing, counts, world(), {.algorithm = "no_such_algorithm"}, counts);
     ADD_FAILURE() << "no exception";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), A2AV_ERR_ALGORITHM);

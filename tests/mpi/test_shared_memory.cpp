@@ -52,29 +52,27 @@ int exchange_ints(std::int64_t n, MPI_Comm comm) {
 
 TEST(SharedMemory, CellAndMessageBlocksInOneExchange) {
   for (std::uint64_t seed = 1; seed <= 4; ++seed)
-    expect_same_as_vendor(kSpec, mixed_sizes(size_of(MPI_COMM_WORLD), seed), MPI_COMM_WORLD, seed);
+    expect_same_as_vendor(kSpec, mixed_sizes(size_of(world()), seed), world(), seed);
 }
 
 TEST(SharedMemory, ManyExchangesInARow) {
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   for (int i = 0; i < 40; ++i)
-    expect_same_as_vendor(kSpec, i % 3 ? uniform(size, 100, i) : mixed_sizes(size, i),
-                          MPI_COMM_WORLD, i);
+    expect_same_as_vendor(kSpec, i % 3 ? uniform(size, 100, i) : mixed_sizes(size, i), world(), i);
 }
 
 TEST(SharedMemory, BackToBackExchangesWithNothingBetween) {
   // No vendor call or barrier between exchanges, so a fast rank runs ahead of a slow one as
   // far as the protocol lets it: the cells of one exchange must not be overwritten by the
   // next while a peer still reads them. Each value names its sender and the exchange.
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   constexpr int kExchanges = 2000, kInts = 3;
   const std::vector<MPI_Count> counts(size, kInts);
   std::vector<int> send(kInts * size), recv(kInts * size);
   int wrong = 0;
   for (int round = 0; round < kExchanges; ++round) {
     std::fill(send.begin(), send.end(), round * size + me);
-    ASSERT_EQ(run(send, counts, recv, counts, MPI_COMM_WORLD), A2AV_SUCCESS)
-        << A2AV_Last_error_message();
+    ASSERT_EQ(run(send, counts, recv, counts, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
     for (int p = 0; p < size; ++p)
       for (int k = 0; k < kInts; ++k) wrong += recv[kInts * p + k] != round * size + p;
   }
@@ -83,22 +81,22 @@ TEST(SharedMemory, BackToBackExchangesWithNothingBetween) {
 
 TEST(SharedMemory, SplitFreedAndDuplicatedCommunicators) {
   MPI_Comm halves;
-  MPI_Comm_split(MPI_COMM_WORLD, rank_of(MPI_COMM_WORLD) % 2, 0, &halves);
+  MPI_Comm_split(world(), rank_of(world()) % 2, 0, &halves);
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     expect_same_as_vendor(kSpec, mixed_sizes(size_of(halves), seed), halves, seed);
-    expect_same_as_vendor(kSpec, uniform(size_of(MPI_COMM_WORLD), 50, seed), MPI_COMM_WORLD, seed);
+    expect_same_as_vendor(kSpec, uniform(size_of(world()), 50, seed), world(), seed);
   }
   MPI_Comm_free(&halves);
   for (int round = 0; round < 3; ++round) {
     MPI_Comm dup;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_dup(world(), &dup);
     expect_same_as_vendor(kSpec, mixed_sizes(size_of(dup), round), dup, round);
     MPI_Comm_free(&dup);
   }
 }
 
 TEST(SharedMemory, CountDisagreementOnEitherPathThenACleanCall) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   if (size < 2) GTEST_SKIP() << "needs a peer";
   const char* cells = std::getenv("A2AV_SHM_BYTES");
   if (cells && std::string(cells) == "0")
@@ -111,44 +109,43 @@ TEST(SharedMemory, CountDisagreementOnEitherPathThenACleanCall) {
       std::vector<MPI_Count> sc(size, n), rc(size, n);
       if (me == size - 1) sc[0] = said;  // the last rank sends rank 0 more or less than expected
       std::vector<int> send(n * 2 * size, me), recv(n * size, -1);
-      const int code = run(send, sc, recv, rc, MPI_COMM_WORLD);
+      const int code = run(send, sc, recv, rc, world());
       EXPECT_EQ(code, me == 0 ? A2AV_ERR_COUNTS : A2AV_SUCCESS)
           << n << " ints, said " << said << ": " << A2AV_Last_error_message();
       if (me == 0) {
         EXPECT_EQ(recv[n * (size - 1)], -1) << "a disagreed block was written";
       }
-      EXPECT_EQ(exchange_ints(n, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+      EXPECT_EQ(exchange_ints(n, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
     }
   }
 }
 
 TEST(SharedMemory, ErrorOnOneRankWhileLargeBlocksTravelToIt) {
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   if (size < 2) GTEST_SKIP() << "needs a peer";
   const std::int64_t n = 100000;
   std::vector<MPI_Count> sc(size, n), rc(size, n);
   if (me == 0) sc[size - 1] = -1;
   std::vector<int> send(n * size, me), recv(n * size, -1);
-  EXPECT_EQ(run(send, sc, recv, rc, MPI_COMM_WORLD), A2AV_ERR_ARG);
+  EXPECT_EQ(run(send, sc, recv, rc, world()), A2AV_ERR_ARG);
   for (int k : {0, static_cast<int>(n - 1)}) EXPECT_EQ(recv[k], -1) << "data from the failed rank";
-  EXPECT_EQ(exchange_ints(n, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
-  EXPECT_EQ(exchange_ints(3, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(exchange_ints(n, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(exchange_ints(3, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
 }
 
 TEST(SharedMemory, UserMessageProgressesWhileWaitingOnCells) {
   // Rank 0 posts a large receive and then exchanges; rank 1 sends the message before the
   // exchange. Rank 1's send can finish only if MPI progresses on rank 0, which is waiting
   // for rank 1's cells meanwhile: the wait must let MPI progress.
-  const int size = size_of(MPI_COMM_WORLD), me = rank_of(MPI_COMM_WORLD);
+  const int size = size_of(world()), me = rank_of(world());
   if (size < 2) GTEST_SKIP() << "needs a peer";
-  ASSERT_EQ(exchange_ints(1, MPI_COMM_WORLD), A2AV_SUCCESS) << "made the cells: no collective now";
+  ASSERT_EQ(exchange_ints(1, world()), A2AV_SUCCESS) << "made the cells: no collective now";
   std::vector<char> message(8 << 20, 'm'), got(message.size());
   MPI_Request request = MPI_REQUEST_NULL;
   if (me == 0)
-    MPI_Irecv(got.data(), static_cast<int>(got.size()), MPI_CHAR, 1, 5, MPI_COMM_WORLD, &request);
-  if (me == 1)
-    MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, 5, MPI_COMM_WORLD);
-  EXPECT_EQ(exchange_ints(16, MPI_COMM_WORLD), A2AV_SUCCESS) << A2AV_Last_error_message();
+    MPI_Irecv(got.data(), static_cast<int>(got.size()), MPI_CHAR, 1, 5, world(), &request);
+  if (me == 1) MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, 5, world());
+  EXPECT_EQ(exchange_ints(16, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
   MPI_Wait(&request, MPI_STATUS_IGNORE);
   if (me == 0) {
     EXPECT_EQ(got, message);

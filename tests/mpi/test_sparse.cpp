@@ -20,7 +20,7 @@ namespace {
 // Every algorithm that runs on this layout: shared_memory only where all ranks share a node.
 std::vector<std::string> algorithms() {
   std::vector<std::string> all = {"nbx", "grid", "dense", "shared_memory", "auto"};
-  if (!one_node(size_of(MPI_COMM_WORLD))) std::erase(all, "shared_memory");
+  if (!one_node(size_of(world()))) std::erase(all, "shared_memory");
   return all;
 }
 
@@ -103,14 +103,14 @@ std::vector<Received> copied(const SparseResult& result) {
 }
 
 TEST(Sparse, EveryAlgorithmLikeVendor) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   for (int k : {0, 1, 3, 2 * size + 1})
     for (int max_bytes : {0, 40, 3000}) {
       const Outgoing out = random_pattern(me, size, k, max_bytes, k * 100 + max_bytes);
-      const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+      const std::vector<Received> want = vendor_exchange(out, world());
       for (const std::string& algorithm : algorithms()) {
         const SparseResult result =
-            sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm});
+            sparse_exchange(out.messages(), world(), {.algorithm = algorithm});
         EXPECT_EQ(copied(result), want)
             << algorithm << " k=" << k << " bytes<=" << max_bytes << " on rank " << me;
         if (algorithm != "auto") {
@@ -122,16 +122,15 @@ TEST(Sparse, EveryAlgorithmLikeVendor) {
 
 // Each rank sends many messages to one rank and to itself, interleaved: order per source kept.
 TEST(Sparse, ManyMessagesForOneRankArriveInOrder) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   Outgoing out;
   for (int i = 0; i < 60; ++i) {
     out.destinations.push_back(i % 2 ? me : (me + 1) % size);
     out.payloads.push_back(std::vector<std::byte>(i % 5, static_cast<std::byte>(i)));
   }
-  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  const std::vector<Received> want = vendor_exchange(out, world());
   for (const std::string& algorithm : algorithms())
-    EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
-              want)
+    EXPECT_EQ(copied(sparse_exchange(out.messages(), world(), {.algorithm = algorithm})), want)
         << algorithm;
 }
 
@@ -139,7 +138,7 @@ TEST(Sparse, ManyMessagesForOneRankArriveInOrder) {
 // (the pair's later messages must follow it by MPI to keep their order), then more messages
 // for one rank than its list holds (64 at these P).
 TEST(Sparse, LongListsAndLargeMessagesKeepOrder) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   Outgoing out;
   for (int i = 0; i < 155; ++i) {
     const int to = i < 5 ? (me + 1) % size : size - 1;
@@ -147,18 +146,17 @@ TEST(Sparse, LongListsAndLargeMessagesKeepOrder) {
     out.destinations.push_back(to);
     out.payloads.push_back(std::vector<std::byte>(bytes, static_cast<std::byte>(i + me)));
   }
-  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  const std::vector<Received> want = vendor_exchange(out, world());
   for (const std::string& algorithm : algorithms())
-    EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
-              want)
+    EXPECT_EQ(copied(sparse_exchange(out.messages(), world(), {.algorithm = algorithm})), want)
         << algorithm;
 }
 
 // Sub-communicators in reversed rank order: ranks are the communicator's.
 TEST(Sparse, ReversedSubcommunicator) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   MPI_Comm reversed;
-  MPI_Comm_split(MPI_COMM_WORLD, 0, size - me, &reversed);
+  MPI_Comm_split(world(), 0, size - me, &reversed);
   const Outgoing out = random_pattern(rank_of(reversed), size, 3, 100, 5);
   const std::vector<Received> want = vendor_exchange(out, reversed);
   for (const std::string& algorithm : algorithms())
@@ -171,7 +169,7 @@ TEST(Sparse, ReversedSubcommunicator) {
 // NBX's temporaries are its requests and parcels (O(k)), the grid's its aggregated messages
 // (O(k (B + 16))), the same bounds at every P.
 TEST(Sparse, MemoryBoundedByMessagesNotRanks) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   constexpr int k = 4, bytes = 64;
   Outgoing out;
   for (int i = 1; i <= k; ++i) {
@@ -179,9 +177,9 @@ TEST(Sparse, MemoryBoundedByMessagesNotRanks) {
     out.payloads.push_back(std::vector<std::byte>(bytes, std::byte{1}));
   }
   const std::int64_t per_message = 64;  // an MPI_Request and a parcel, with room to spare
-  const SparseResult nbx = sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "nbx"});
+  const SparseResult nbx = sparse_exchange(out.messages(), world(), {.algorithm = "nbx"});
   EXPECT_LE(nbx.peak_temp_bytes(), k * per_message);
-  const SparseResult grid = sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "grid"});
+  const SparseResult grid = sparse_exchange(out.messages(), world(), {.algorithm = "grid"});
   // Each rank receives k messages; an intermediate rank forwards at most 2k (the ranks of its
   // row whose next k ranks include one in its column).
   EXPECT_LE(grid.peak_temp_bytes(), 8 * k * (bytes + 16) + 4 * k * per_message);
@@ -189,35 +187,35 @@ TEST(Sparse, MemoryBoundedByMessagesNotRanks) {
   if (!one_node(size)) return;
   // Through shared memory the messages need no request: only the parcels are temporary.
   const SparseResult cells =
-      sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "shared_memory"});
+      sparse_exchange(out.messages(), world(), {.algorithm = "shared_memory"});
   EXPECT_LE(cells.peak_temp_bytes(), k * per_message);
   EXPECT_EQ(cells.received_bytes(), k * bytes);
 }
 
 // Asked for where ranks span nodes, shared_memory is an error on every rank, and loses nothing.
 TEST(Sparse, SharedMemoryAcrossNodesIsAnError) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   if (one_node(size)) GTEST_SKIP() << "all ranks share one node";
   const Outgoing out = random_pattern(me, size, 2, 30, 4);
   try {
-    sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "shared_memory"});
+    sparse_exchange(out.messages(), world(), {.algorithm = "shared_memory"});
     ADD_FAILURE() << "no error on rank " << me;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), A2AV_ERR_ALGORITHM);
     EXPECT_NE(std::string(e.what()).find("one node"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(copied(sparse_exchange(out.messages(), MPI_COMM_WORLD, {.algorithm = "nbx"})),
-            vendor_exchange(out, MPI_COMM_WORLD));
+  EXPECT_EQ(copied(sparse_exchange(out.messages(), world(), {.algorithm = "nbx"})),
+            vendor_exchange(out, world()));
 }
 
 // Above 16 ranks across nodes, auto chooses from the statistics the previous exchange on the
 // communicator agreed on: after a dense pattern it runs dense once more for a sparse one, then
 // NBX; back on the dense pattern, NBX once more, then dense.
 TEST(Sparse, AutoChoosesFromThePreviousExchange) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   if (size <= 16 || one_node(size)) GTEST_SKIP() << "auto chooses without statistics here";
   MPI_Comm comm;  // a fresh communicator: no history
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  MPI_Comm_dup(world(), &comm);
   Outgoing dense, sparse;
   for (int i = 1; i < size; ++i) {
     dense.destinations.push_back((me + i) % size);
@@ -240,10 +238,10 @@ TEST(Sparse, AutoChoosesFromThePreviousExchange) {
 }
 
 TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   const int faulty = size - 1;
   const Outgoing good = random_pattern(me, size, 2, 50, 9);
-  const std::vector<Received> want = vendor_exchange(good, MPI_COMM_WORLD);
+  const std::vector<Received> want = vendor_exchange(good, world());
   for (const std::string& algorithm : algorithms()) {
     Outgoing bad = good;
     if (me == faulty) {
@@ -251,7 +249,7 @@ TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
       bad.payloads.push_back(std::vector<std::byte>(3));
     }
     try {
-      sparse_exchange(bad.messages(), MPI_COMM_WORLD, {.algorithm = algorithm});
+      sparse_exchange(bad.messages(), world(), {.algorithm = algorithm});
       ADD_FAILURE() << algorithm << ": no error on rank " << me;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), A2AV_ERR_ARG) << algorithm;
@@ -262,23 +260,22 @@ TEST(Sparse, ErrorsAreAgreedAndLoseNothing) {
         EXPECT_NE(text.find("rank " + std::to_string(faulty)), std::string::npos) << text;
     }
     // Nothing of the failed exchange is left in flight to be taken by the next one.
-    EXPECT_EQ(copied(sparse_exchange(good.messages(), MPI_COMM_WORLD, {.algorithm = algorithm})),
-              want)
+    EXPECT_EQ(copied(sparse_exchange(good.messages(), world(), {.algorithm = algorithm})), want)
         << algorithm << " after an error";
   }
-  EXPECT_THROW(sparse_exchange({}, MPI_COMM_WORLD, {.algorithm = "nbx:radix=2"}), Error);
+  EXPECT_THROW(sparse_exchange({}, world(), {.algorithm = "nbx:radix=2"}), Error);
 }
 
 TEST(Sparse, CApi) {
-  const int me = rank_of(MPI_COMM_WORLD), size = size_of(MPI_COMM_WORLD);
+  const int me = rank_of(world()), size = size_of(world());
   const Outgoing out = random_pattern(me, size, 3, 200, 21);
-  const std::vector<Received> want = vendor_exchange(out, MPI_COMM_WORLD);
+  const std::vector<Received> want = vendor_exchange(out, world());
   std::vector<const void*> buffers;
   std::vector<MPI_Count> bytes;
   for (const auto& p : out.payloads) buffers.push_back(p.data()), bytes.push_back(p.size());
   A2AV_Sparse received = nullptr;
   ASSERT_EQ(A2AV_Sparse_exchange(static_cast<int>(buffers.size()), out.destinations.data(),
-                                 buffers.data(), bytes.data(), MPI_COMM_WORLD, nullptr, &received),
+                                 buffers.data(), bytes.data(), world(), nullptr, &received),
             A2AV_SUCCESS)
       << A2AV_Last_error_message();
   EXPECT_EQ(std::string(A2AV_Last_algorithm()).rfind("sparse:", 0), 0u);
@@ -302,11 +299,10 @@ TEST(Sparse, CApi) {
   const MPI_Count negative = me == 0 ? -1 : 0;
   const int to_self = me;
   const void* nothing = nullptr;
-  EXPECT_EQ(
-      A2AV_Sparse_exchange(1, &to_self, &nothing, &negative, MPI_COMM_WORLD, "nbx", &received),
-      A2AV_ERR_ARG);
+  EXPECT_EQ(A2AV_Sparse_exchange(1, &to_self, &nothing, &negative, world(), "nbx", &received),
+            A2AV_ERR_ARG);
   EXPECT_EQ(received, nullptr);
-  EXPECT_EQ(A2AV_Sparse_exchange(0, nullptr, nullptr, nullptr, MPI_COMM_WORLD, "bogus", &received),
+  EXPECT_EQ(A2AV_Sparse_exchange(0, nullptr, nullptr, nullptr, world(), "bogus", &received),
             A2AV_ERR_ALGORITHM);
 }
 

@@ -15,13 +15,13 @@ bool table_is_broken() {
 }
 
 int run_auto(std::int64_t block) {
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   std::vector<MPI_Count> counts(size, block);
   std::vector<MPI_Aint> displs(size);
   for (int p = 0; p < size; ++p) displs[p] = p * block;
   std::vector<char> send(size * block, 1), recv(size * block, 0);
   return A2AV_Alltoallv_c(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(),
-                          counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD);
+                          counts.data(), displs.data(), MPI_BYTE, world());
 }
 
 bool has_table() {
@@ -36,8 +36,8 @@ TEST(MachineFile, CostModelDecidesAuto) {
   // Every rank ran the same algorithm.
   const int length = static_cast<int>(chosen.size());
   int lo = length, hi = length;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, world());
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, world());
   EXPECT_EQ(lo, hi) << chosen;
 }
 
@@ -55,15 +55,14 @@ TEST(TuningFile, BrokenTableFailsEveryRank) {
   EXPECT_NE(std::string(A2AV_Last_error_message()).find("line 4"), std::string::npos)
       << A2AV_Last_error_message();
   // An explicit algorithm does not consult the table.
-  const int size = size_of(MPI_COMM_WORLD);
+  const int size = size_of(world());
   std::vector<MPI_Count> counts(size, 1);
   std::vector<MPI_Aint> displs(size);
   for (int p = 0; p < size; ++p) displs[p] = p;
   std::vector<char> send(size, 1), recv(size, 0);
-  EXPECT_EQ(
-      A2AV_Alltoallv_with("linear", send.data(), counts.data(), displs.data(), MPI_BYTE,
-                          recv.data(), counts.data(), displs.data(), MPI_BYTE, MPI_COMM_WORLD),
-      A2AV_SUCCESS);
+  EXPECT_EQ(A2AV_Alltoallv_with("linear", send.data(), counts.data(), displs.data(), MPI_BYTE,
+                                recv.data(), counts.data(), displs.data(), MPI_BYTE, world()),
+            A2AV_SUCCESS);
 }
 
 }  // namespace

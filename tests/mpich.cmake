@@ -1,0 +1,41 @@
+# The suite's MPICH side, built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (tests/mpich/build.sh; a fixture, so its build time is not the tests'): the quick MPI tests
+# at 1 and 2 ranks (beyond the cores MPICH busy-polls: test_exchange alone takes minutes at 4
+# ranks on 2 cores), and the preload programs, at up to 4, under the sanitized preload library. Any report fails the test: the sanitizers
+# halt on the first. Leak checking is off: MPICH keeps allocations until exit by design, and
+# the library's own buffers are owned by RAII types.
+find_program(A2AV_MPICH_CC mpicc.mpich)
+find_program(A2AV_MPICH_MPIEXEC mpiexec.mpich)
+find_program(A2AV_MPICH_FC mpifort.mpich)
+if(NOT (A2AV_MPICH_CC AND A2AV_MPICH_MPIEXEC AND A2AV_MPICH_FC))
+  return()
+endif()
+set(_mpich ${CMAKE_CURRENT_BINARY_DIR}/mpich)
+set(_mpich_tests test_exchange test_semantics test_errors test_repeated_calls test_shared_memory
+    test_sparse test_inplace test_ialltoallv test_neighbor_alltoallv test_plan)
+add_test(NAME mpich_build
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpich/build.sh ${PROJECT_SOURCE_DIR} ${_mpich}
+          ${_mpich_tests})
+set_tests_properties(mpich_build PROPERTIES TIMEOUT 900 FIXTURES_SETUP mpich LABELS mpich)
+set(_sanitizer_env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
+foreach(test IN LISTS _mpich_tests)
+  foreach(n 1 2)
+    add_test(NAME mpich_${test}.np${n}
+      COMMAND ${A2AV_MPICH_MPIEXEC} -n ${n} ${_mpich}/build/tests/${test})
+    set_tests_properties(mpich_${test}.np${n} PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED mpich
+      ENVIRONMENT "${_sanitizer_env}" LABELS "mpi;mpich")
+  endforeach()
+endforeach()
+
+# Programs that are not built with the sanitizers load their runtime first, then the preload.
+execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
+                OUTPUT_VARIABLE _libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
+set(_mpich_run FIXTURE mpich PRELOAD ${_libasan}:${_mpich}/relocated/lib/liba2av_preload.so
+    MPIEXEC ${A2AV_MPICH_MPIEXEC} ENV ${_sanitizer_env})
+a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3 4
+                  MATCH ${_entry_points_taken} COMMAND ${_mpich}/conformance)
+foreach(variant MPIFH USE_MPI USE_MPI_F08)
+  string(TOLOWER "${variant}" name)
+  a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4
+                    MATCH ${_entry_points_taken} COMMAND ${_mpich}/fortran_${variant})
+endforeach()

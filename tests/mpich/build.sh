@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The suite's MPICH side, built with AddressSanitizer and UndefinedBehaviorSanitizer: most
+# large machines run MPICH derivatives, and a sanitized build is a second reader of every
+# byte the library touches. Builds a2av, its preload library and the quick MPI tests in
+# OUT/build as a user would (CMake pointed at MPICH's compiler wrappers), installs the library
+# to a prefix that is then moved (the run paths must be relative), and compiles the preload
+# test programs with MPICH's wrappers.  Usage: build.sh SOURCE_DIR OUT TEST_TARGET...
+set -euo pipefail
+src=$1 out=$2
+shift 2
+cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA2AV_SANITIZE=ON \
+  -DA2AV_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich >/dev/null
+cmake --build "$out/build" -j2 --target a2av a2av_preload "$@"
+rm -rf "$out/prefix" "$out/relocated"
+cmake --install "$out/build" --component library --prefix "$out/prefix" >/dev/null
+mv "$out/prefix" "$out/relocated"
+mpicc.mpich -o "$out/conformance" "$src/tests/preload/conformance.c"
+for variant in MPIFH USE_MPI USE_MPI_F08; do
+  mpifort.mpich -fallow-argument-mismatch -w -D$variant -o "$out/fortran_$variant" \
+    "$src/tests/preload/fortran_alltoall.F90"
+done
