@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 namespace a2av {
@@ -123,6 +124,38 @@ void lay_out_packed(const std::vector<std::int64_t>& bytes, TempBuffer& storage,
   blocks.bytes = bytes;
 }
 
+// MPICH's MPI_Pack and MPI_Unpack refuse a null buffer even where it is MPI_BOTTOM and the
+// datatype holds absolute addresses: such a run of `count` elements is given as the address
+// kShift with a datatype that starts kShift bytes earlier, the same bytes in both MPIs.
+class NonNullRun {
+ public:
+  NonNullRun(std::byte* at, int count, MPI_Datatype type) : at_(at), count_(count), type_(type) {
+    if (at_ != nullptr) return;
+    const MPI_Aint shift = -kShift;
+    check_mpi(MPI_Type_create_hindexed_block(1, count, &shift, type, &shifted_),
+              "MPI_Type_create_hindexed_block");
+    check_mpi(MPI_Type_commit(&shifted_), "MPI_Type_commit");
+    at_ = reinterpret_cast<std::byte*>(kShift);
+    count_ = 1;
+    type_ = shifted_;
+  }
+  ~NonNullRun() {
+    if (shifted_ != MPI_DATATYPE_NULL) MPI_Type_free(&shifted_);
+  }
+  NonNullRun(const NonNullRun&) = delete;
+  NonNullRun& operator=(const NonNullRun&) = delete;
+  std::byte* at() const { return at_; }
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  static constexpr std::intptr_t kShift = 4096;
+  std::byte* at_;
+  int count_;
+  MPI_Datatype type_;
+  MPI_Datatype shifted_ = MPI_DATATYPE_NULL;
+};
+
 // Copies (packs) a side's blocks back to back into `out`.
 void pack_side(const Side& side, const TypeInfo& type, const ByteBlocks& out) {
   const auto* base = static_cast<const std::byte*>(side.buf);
@@ -137,7 +170,8 @@ void pack_side(const Side& side, const TypeInfo& type, const ByteBlocks& out) {
     for (std::int64_t done = 0; done < side.counts[peer]; done += per_piece) {
       const int n = static_cast<int>(std::min<std::int64_t>(per_piece, side.counts[peer] - done));
       int position = 0;
-      check_mpi(MPI_Pack(from + done * type.extent, n, side.type, out.at(peer) + done * type.size,
+      const NonNullRun run(const_cast<std::byte*>(from) + done * type.extent, n, side.type);
+      check_mpi(MPI_Pack(run.at(), run.count(), run.type(), out.at(peer) + done * type.size,
                          static_cast<int>(n * type.size), &position, MPI_COMM_SELF),
                 "MPI_Pack");
       if (position != n * type.size)
@@ -155,10 +189,10 @@ void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
     for (std::int64_t done = 0; in.bytes[peer] > 0 && done < side.counts[peer]; done += per_piece) {
       const int n = static_cast<int>(std::min<std::int64_t>(per_piece, side.counts[peer] - done));
       int position = 0;
-      check_mpi(
-          MPI_Unpack(in.at(peer) + done * type.size, static_cast<int>(n * type.size), &position,
-                     base + (side.displs[peer] + done) * type.extent, n, side.type, MPI_COMM_SELF),
-          "MPI_Unpack");
+      const NonNullRun run(base + (side.displs[peer] + done) * type.extent, n, side.type);
+      check_mpi(MPI_Unpack(in.at(peer) + done * type.size, static_cast<int>(n * type.size),
+                           &position, run.at(), run.count(), run.type(), MPI_COMM_SELF),
+                "MPI_Unpack");
     }
   }
 }

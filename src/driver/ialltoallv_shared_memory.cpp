@@ -89,7 +89,10 @@ class SharedMemoryExchange : public NonblockingOperation {
   bool progress() override {
     if (done_) return true;
     const std::size_t before = to_write_.size() + to_read_.size();
-    if (!write()) advance_older();
+    // Older exchanges advance while this one waits to write, and while it waits to read: a
+    // peer's write into a cell may wait for this rank to read an older exchange from it, and
+    // under MPICH a wait on this request advances no other (MPI_Wait in reverse order).
+    if (!write() || !to_read_.empty()) advance_older();
     read();
     if (to_write_.size() + to_read_.size() == before && before > 0 && ctx_.cores_shared)
       yield_core();  // let the peers this rank waits for run

@@ -79,7 +79,7 @@ std::vector<Received> vendor_exchange(const Outgoing& out, MPI_Comm comm) {
     const std::int64_t bytes = static_cast<std::int64_t>(out.payloads[i].size());
     std::byte* at = send.data() + cursor[out.destinations[i]];
     std::memcpy(at, &bytes, 8);
-    std::memcpy(at + 8, out.payloads[i].data(), bytes);
+    if (bytes > 0) std::memcpy(at + 8, out.payloads[i].data(), bytes);  // data() may be null
     cursor[out.destinations[i]] += 8 + static_cast<int>(bytes);
   }
   MPI_Alltoallv(send.data(), sendcounts.data(), sdispls.data(), MPI_BYTE, recv.data(),
