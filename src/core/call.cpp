@@ -82,7 +82,7 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     }
     if (check_overlap) spans.push_back({start, end, peer});
   }
-  if (has_data && side.buf == nullptr && type.true_lb == 0) {
+  if (has_data && type.lacks(side.buf)) {
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
     return A2AV_ERR_ARG;
   }

@@ -39,6 +39,9 @@ struct TypeInfo {
   bool contiguous = false;       // n elements are n*size consecutive bytes
 
   bool operator==(const TypeInfo&) const = default;
+  // Whether a null buffer holding data of this type is missing, not MPI_BOTTOM (null in Open
+  // MPI and MPICH): only a type with a nonzero true lower bound carries the addresses.
+  bool lacks(const void* buffer) const { return buffer == nullptr && true_lb == 0; }
 };
 
 // Byte ranges, one per peer, relative to `base`.

@@ -88,15 +88,13 @@ Neighbours neighbours_of(MPI_Comm comm) {
   }
 }
 
-// A null buffer with data is MPI_BOTTOM (null in Open MPI and MPICH) only when the datatype
-// carries the addresses: a nonzero true lower bound, the rule core/call.cpp applies as well.
 void check_side(const char* side, const void* buffer, const int* counts, const int* displs,
                 std::size_t degree, const TypeInfo& type) {
   if (degree > 0 && (!counts || !displs))
     fail(A2AV_ERR_ARG, "the {} counts or displacements are null", side);
   for (std::size_t k = 0; k < degree; ++k) {
     if (counts[k] < 0) fail(A2AV_ERR_ARG, "{} count {} is negative ({})", side, k, counts[k]);
-    if (counts[k] > 0 && !buffer && type.true_lb == 0)
+    if (counts[k] > 0 && type.lacks(buffer))
       fail(A2AV_ERR_ARG, "the {} buffer is null but block {} has data", side, k);
   }
 }
