@@ -97,7 +97,7 @@ std::int64_t bruck_bound(const BoundInput& in, const ParamValues& p) {
 }
 
 // What runs: tuna where the blocks are not all of one size.
-void resolve(Spec& spec, const Topology& t) {
+void resolve_bruck(Spec& spec, const Topology& t) {
   if (t.uniform_blocks) return spec.params.set(kRadix, tuna_radix(spec.params[kRadix], t.size));
   spec = {&tuna_algorithm(), tuna_params(spec.params), spec.validate};
   resolve_tuna_shape(spec, t.size);
@@ -116,7 +116,7 @@ const AlgorithmDescriptor& bruck_algorithm() {
       .run = run_bruck,
       .memory_bound = bruck_bound,
       .model = {ModelShape::bruck},
-      .resolve = resolve,
+      .resolve = resolve_bruck,
       .test_specs = {{"bruck"}, {"bruck:radix=2"}},
       .needs_agreed_blocks = true,
   };

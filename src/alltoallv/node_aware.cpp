@@ -77,21 +77,21 @@ void store_word(std::byte* at, int index, std::int64_t word) {
   std::memcpy(at + 8 * index, &word, sizeof word);
 }
 
-struct Header {
+struct AgentHeader {
   const std::byte* bytes;
   std::int64_t code() const { return load_word(bytes, 0); }
   std::int64_t size(int local) const { return load_word(bytes, 1 + local); }
 };
 
 // The bytes of a section's blocks that travel in it (sizes >= 0; < 0: sent directly).
-std::int64_t aggregated_bytes(Header h, int ranks) {
+std::int64_t aggregated_bytes(AgentHeader h, int ranks) {
   std::int64_t sum = 0;
   for (int i = 0; i < ranks; ++i) sum += std::max<std::int64_t>(0, h.size(i));
   return sum;
 }
 
 // Where block `local` lies in a section's data.
-const std::byte* block_in(Header h, int local, int ranks) {
+const std::byte* block_in(AgentHeader h, int local, int ranks) {
   const std::byte* data = h.bytes + header_bytes(ranks);
   for (int i = 0; i < local; ++i) data += std::max<std::int64_t>(0, h.size(i));
   return data;
@@ -289,7 +289,7 @@ class NodeAwareRank : ColumnBlocks {
     for (const int m : claimed()) {
       const int q_m = node_size(cells_, m);
       for (int s = 0; s < q; ++s) {
-        const Header h{section(s, m)};
+        const AgentHeader h{section(s, m)};
         lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
         MPI_Get_address(section(s, m), &places[s]);
       }
@@ -355,7 +355,7 @@ class NodeAwareRank : ColumnBlocks {
     const std::size_t before = local_pending_.size();
     std::erase_if(local_pending_, [&](int s) {
       if (load_acquire(published(s)) < exchange_) return false;
-      const Header h{section(s, cells_.node)};
+      const AgentHeader h{section(s, cells_.node)};
       const int q = node_size(cells_, cells_.node);
       take(cells_.ranks[cells_.node][s], h.code(), h.size(cells_.local),
            block_in(h, cells_.local, q));
@@ -369,7 +369,7 @@ class NodeAwareRank : ColumnBlocks {
     const int q = node_size(cells_, cells_.node);
     const std::byte* at = message;
     for (const int from : cells_.ranks[remote]) {
-      const Header h{at};
+      const AgentHeader h{at};
       take(from, h.code(), h.size(cells_.local), block_in(h, cells_.local, q));
       at += header_bytes(q) + aggregated_bytes(h, q);
     }
@@ -393,7 +393,7 @@ class NodeAwareRank : ColumnBlocks {
     const int q = node_size(cells_, cells_.node), q_node = node_size(cells_, node);
     std::byte* data = out + column_header_bytes(q);
     for (int s = 0; s < q; ++s) {
-      const Header h = section_header(s, node);
+      const AgentHeader h = section_header(s, node);
       const std::int64_t size = h.size(cells_.local);
       store_word(out, s, h.code() ? kFailedWord + h.code() : size);
       if (size > 0) copy_on_node(data, block_in(h, cells_.local, q_node), size);
@@ -420,7 +420,7 @@ class NodeAwareRank : ColumnBlocks {
   void waiting(int idle) override {
     if (!take_local()) wait_a_little(idle);
   }
-  Header section_header(int local, int node) const { return {section(local, node)}; }
+  AgentHeader section_header(int local, int node) const { return {section(local, node)}; }
 
   bool take_remote() {
     const std::size_t before = remote_pending_.size();
@@ -511,7 +511,7 @@ std::int64_t node_aware_bound(const BoundInput& in, const ParamValues& p) {
 }
 
 // The radix over the nodes, where they are of one size.
-void resolve(Spec& spec, const Topology& t) {
+void resolve_node_aware(Spec& spec, const Topology& t) {
   const bool even = t.node_size > 0 && t.size % t.node_size == 0;
   if (spec.params[kNodeRadix])
     spec.params.set(kNodeRadix,
@@ -544,7 +544,7 @@ const AlgorithmDescriptor& node_aware_algorithm() {
       .memory_bound = node_aware_bound,
       .announce = announce_error_node_aware,
       .model = {ModelShape::node_aware},
-      .resolve = resolve,
+      .resolve = resolve_node_aware,
       .candidates = candidates,
       .test_specs = {{"node_aware"},
                      // blocks aggregated between nodes, sent directly, or both; one agent

@@ -32,7 +32,7 @@
 namespace a2av {
 namespace {
 
-using Header = std::int64_t;
+using HeaderWord = std::int64_t;
 
 // Tags (core/tags.hpp). The direct block's last piece carries kDirectBlock (earlier pieces
 // and error codes use the in-band tags of core/p2p.cpp, kMorePieces and kPeerErrors); a
@@ -127,15 +127,15 @@ class TunaRun {
   // pieces.
   void pack(const TunaRound& round, TempBuffer& out) {
     const std::size_t n = round.forwarded.size();
-    std::int64_t total = static_cast<std::int64_t>((kFixedWords + n) * sizeof(Header));
+    std::int64_t total = static_cast<std::int64_t>((kFixedWords + n) * sizeof(HeaderWord));
     const int place = round.distance / round.value;
     for (int d : round.forwarded) total += std::max<std::int64_t>(0, held_bytes(d, place));
     out.grow(total);
-    auto* header = reinterpret_cast<Header*>(out.data());
+    auto* header = reinterpret_cast<HeaderWord*>(out.data());
     header[kTotal] = total;
     header[kKnownCode] = options_.peers ? options_.peers->code() : 0;
     header[kKnownRank] = options_.peers ? options_.peers->rank() : -1;
-    std::byte* at = out.data() + (kFixedWords + n) * sizeof(Header);
+    std::byte* at = out.data() + (kFixedWords + n) * sizeof(HeaderWord);
     for (std::size_t i = 0; i < n; ++i) {
       const int d = round.forwarded[i];
       const std::int64_t bytes = held_bytes(d, place);
@@ -164,9 +164,9 @@ class TunaRun {
   // arrived, else the store; and learns what the sender knew of failed ranks.
   void unpack(const TunaRound& round, const std::byte* message, std::int64_t bytes) {
     const std::size_t n = round.forwarded.size();
-    std::int64_t used = static_cast<std::int64_t>((kFixedWords + n) * sizeof(Header));
+    std::int64_t used = static_cast<std::int64_t>((kFixedWords + n) * sizeof(HeaderWord));
     if (bytes < used) fail(A2AV_ERR_MPI, "tuna: truncated round message ({} bytes)", bytes);
-    const auto* header = reinterpret_cast<const Header*>(message);
+    const auto* header = reinterpret_cast<const HeaderWord*>(message);
     if (header[kKnownCode] > 0 && options_.peers)
       options_.peers->learn(static_cast<int>(header[kKnownRank]),
                             static_cast<int>(header[kKnownCode]));
@@ -228,10 +228,11 @@ class TunaRun {
     ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), group_.comm);
     const int first = message.bytes();
     if (!buffer.capacity()) buffer.attach(memory_);
-    buffer.grow(std::max<std::int64_t>(first, sizeof(Header)));
+    buffer.grow(std::max<std::int64_t>(first, sizeof(HeaderWord)));
     message.receive(buffer.data());
-    Header total = 0;
-    if (first >= static_cast<int>(sizeof(Header))) std::memcpy(&total, buffer.data(), sizeof total);
+    HeaderWord total = 0;
+    if (first >= static_cast<int>(sizeof(HeaderWord)))
+      std::memcpy(&total, buffer.data(), sizeof total);
     if (total > first) {  // the rest of a message longer than one piece
       TempBuffer whole(memory_, total);
       std::memcpy(whole.data(), buffer.data(), first);

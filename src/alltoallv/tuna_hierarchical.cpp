@@ -187,10 +187,10 @@ void take_large_block(const HierarchicalRank& r, int source, std::int64_t entry,
 // the entries only where they are news: a large block among them, or blocks too long for one
 // message; the receiver knows the other sizes from its counts. A staggered pair sends all of
 // it in a message of its own.
-class Header {
+class PairHeader {
  public:
   enum : std::size_t { kCode, kRank, kEntriesFollow, kEntries };
-  explicit Header(int q) : words_(kEntries + q, 0) {}
+  explicit PairHeader(int q) : words_(kEntries + q, 0) {}
   std::int64_t code() const { return words_[kCode]; }
   std::int64_t rank() const { return words_[kRank]; }
   bool entries_follow() const { return words_[kEntriesFollow] != 0; }
@@ -210,12 +210,12 @@ int word_bytes(std::size_t words) {
 }
 // What travels at the front of a pair's first message.
 int front_bytes(const NodePosition& l, Inter kind) {
-  return word_bytes(kind == Inter::coalesced ? Header::kEntries : Header::kEntries + l.q);
+  return word_bytes(kind == Inter::coalesced ? PairHeader::kEntries : PairHeader::kEntries + l.q);
 }
 
 // One message of a header's front and Q blocks lying anywhere, as a datatype over their
 // addresses.
-MPI_Datatype front_and_blocks(const NodePosition& l, const Header& header, auto block_at,
+MPI_Datatype front_and_blocks(const NodePosition& l, const PairHeader& header, auto block_at,
                               auto block_bytes, std::vector<MPI_Datatype>& types) {
   std::vector<int> lengths{front_bytes(l, Inter::coalesced)};
   std::vector<MPI_Aint> places(1);
@@ -277,7 +277,7 @@ std::int64_t expected_bytes(const HierarchicalRank& r, const NodePosition& l, in
 // more bytes than expected is noted as a mismatch; a failed node's front alone is too, but
 // its error is raised first.
 void post_receives(const HierarchicalRank& r, const NodePosition& l, int from_node, Inter kind,
-                   Header& header, Requests& fronts, Requests& blocks,
+                   PairHeader& header, Requests& fronts, Requests& blocks,
                    std::vector<MPI_Datatype>& types) {
   const int from = from_node * l.q + l.local;
   auto bytes = [&](int s) { return expected_bytes(r, l, from_node, s); };
@@ -302,7 +302,7 @@ void post_receives(const HierarchicalRank& r, const NodePosition& l, int from_no
 // The sends to node `to_node`'s partner: the header, and my node's blocks for that node
 // unless it failed (`held` null).
 void post_sends(const HierarchicalRank& r, const NodePosition& l, const Held* held, int to_node,
-                Inter kind, const Header& header, Requests& requests,
+                Inter kind, const PairHeader& header, Requests& requests,
                 std::vector<MPI_Datatype>& types) {
   const int to = to_node * l.q + l.local;
   std::int64_t total = 0;
@@ -335,9 +335,9 @@ void post_sends(const HierarchicalRank& r, const NodePosition& l, const Held* he
 // My header for node `to_node`: entries follow a coalesced front where a block is large or
 // the blocks do not fit one message.
 void fill_header(const NodePosition& l, const Held* held, const NodeError& mine, int to_node,
-                 Header& out) {
-  out.data()[Header::kCode] = mine.code;
-  out.data()[Header::kRank] = mine.rank;
+                 PairHeader& out) {
+  out.data()[PairHeader::kCode] = mine.code;
+  out.data()[PairHeader::kRank] = mine.rank;
   std::int64_t total = 0;
   bool large = false;
   for (int s = 0; s < l.q && held; ++s) {
@@ -345,13 +345,13 @@ void fill_header(const NodePosition& l, const Held* held, const NodeError& mine,
     total += held->bytes(s, to_node);
     large |= out.entry(s) < 0;
   }
-  out.data()[Header::kEntriesFollow] = held && (large || !one_message(Inter::coalesced, total));
+  out.data()[PairHeader::kEntriesFollow] = held && (large || !one_message(Inter::coalesced, total));
 }
 
 // A coalesced front without entries: the sender's blocks are small and came with it (the
 // front's receive checked their byte count); the entries are taken from this rank's counts.
 void entries_from_counts(const HierarchicalRank& r, const NodePosition& l, int from_node,
-                         Header& header) {
+                         PairHeader& header) {
   for (int s = 0; s < l.q; ++s) {
     header.entry(s) = expected_bytes(r, l, from_node, s);
     if (entry_of(r, r.recv.bytes[from_node * l.q + s]) < 0)  // expected large, came small
@@ -361,7 +361,7 @@ void entries_from_counts(const HierarchicalRank& r, const NodePosition& l, int f
 
 // Sizes that came in a header, against this rank's counts.
 void check_entries(const HierarchicalRank& r, const NodePosition& l, int from_node,
-                   const Header& header) {
+                   const PairHeader& header) {
   for (int s = 0; s < l.q; ++s) {
     const int source = from_node * l.q + s;
     if (header.entry(s) >= 0 && header.entry(s) != expected_bytes(r, l, from_node, s))
@@ -371,7 +371,8 @@ void check_entries(const HierarchicalRank& r, const NodePosition& l, int from_no
 
 // What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
-void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind, Header& header) {
+void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind,
+           PairHeader& header) {
   ProbedMessage message = ProbedMessage::wait(from, header_tag(kind), r.ctx.comm);
   std::vector<std::byte> whole(std::max(message.bytes(), front_bytes(l, kind)));
   message.receive(whole.data());
@@ -396,11 +397,11 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
   struct Partner {
     explicit Partner(int q) : header(q) {}
     int node = 0;
-    Header header;
+    PairHeader header;
     Requests blocks;  // those that do not come with the header
   };
   std::deque<Partner> partners;
-  std::deque<Header> headers_out;
+  std::deque<PairHeader> headers_out;
   Requests fronts;
   Requests sends;
   std::vector<MPI_Datatype> types;
@@ -409,7 +410,7 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
     Partner& p = partners.emplace_back(l.q);
     p.node = from_node;
     if (!mine.code) post_receives(r, l, from_node, kind, p.header, fronts, p.blocks, types);
-    Header& out = headers_out.emplace_back(l.q);
+    PairHeader& out = headers_out.emplace_back(l.q);
     fill_header(l, held, mine, to_node, out);
     post_sends(r, l, held, to_node, kind, out, sends, types);
   }
@@ -517,7 +518,7 @@ void announce(const CommContext& ctx, const ParamValues& params, int code, PeerE
 }
 
 // The spec as it runs: a hierarchical spec whose nodes do not fit runs flat tuna.
-void resolve(Spec& spec, const Topology& t) {
+void resolve_tuna_hierarchical(Spec& spec, const Topology& t) {
   const int q =
       hierarchical_node_size(spec.params[kRanksPerNode], t.size, t.node_size, t.uniform_nodes);
   spec.params.set(kRanksPerNode, q);
@@ -599,7 +600,7 @@ AlgorithmDescriptor hierarchical(std::string_view name, std::string_view summary
       .memory_bound = hierarchical_bound,
       .announce = announce,
       .model = {shape},
-      .resolve = resolve,
+      .resolve = resolve_tuna_hierarchical,
       .candidates = shape == ModelShape::tuna_coalesced ? add_coalesced : add_staggered,
       .test_specs = hierarchical_test_specs(name),
   };

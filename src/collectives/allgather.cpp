@@ -13,7 +13,7 @@ namespace {
 
 // The ranks that take part in the hypercube after the fold: new rank x stands for old
 // ranks [first(x), first(x + 1)), in order.
-struct Fold {
+struct HypercubeFold {
   int p2, extra;
   int first(int x) const { return x < extra ? 2 * x : x + extra; }
   int rank_of(int x) const { return x < extra ? 2 * x + 1 : x + extra; }
@@ -21,7 +21,7 @@ struct Fold {
 
 void allgather_recursive_doubling(void* recv_buf, std::int64_t count, const Type& type,
                                   const Comm& c) {
-  const Fold f{floor_pow2(c.size), c.size - floor_pow2(c.size)};
+  const HypercubeFold f{floor_pow2(c.size), c.size - floor_pow2(c.size)};
   const auto block = [&](int rank) { return type.at(recv_buf, rank * count); };
   int x = c.rank - f.extra;
   if (c.rank < 2 * f.extra) {

@@ -34,9 +34,9 @@ constexpr std::array<std::string_view, 7> kCollectiveNames{
 
 // The fold of a non-power of two (reduce, allreduce, allgather): P - p2 extra ranks hand
 // their data to a partner first and, for the all-collectives, get the result back after.
-struct Fold {
+struct FoldShape {
   double p2, extra;
-  explicit Fold(int p) : p2(floor_pow2(p)), extra(p - floor_pow2(p)) {}
+  explicit FoldShape(int p) : p2(floor_pow2(p)), extra(p - floor_pow2(p)) {}
   double steps() const { return std::log2(p2); }
   double share() const { return (p2 - 1) / p2; }  // the (p-1)/p of a power of two
 };
@@ -51,7 +51,7 @@ double bruck_blocks(int p) {
 
 double reduce_cost(Algorithm a, int p, double n, const Machine& m) {
   const double lg = ceil_log2(p);
-  const Fold f(p);
+  const FoldShape f(p);
   const double fold = f.extra > 0 ? m.alpha + n * (m.beta + m.gamma) : 0;
   if (a == binomial) return lg * (m.alpha + n * (m.beta + m.gamma));
   // rabenseifner: recursive halving, then a binomial gather of the pieces
@@ -59,7 +59,7 @@ double reduce_cost(Algorithm a, int p, double n, const Machine& m) {
 }
 
 double allreduce_cost(Algorithm a, int p, double n, const Machine& m) {
-  const Fold f(p);
+  const FoldShape f(p);
   const double fold = f.extra > 0 ? 2 * (m.alpha + n * m.beta) + n * m.gamma : 0;
   if (a == recursive_doubling) return fold + f.steps() * (m.alpha + n * (m.beta + m.gamma));
   return fold + 2 * f.steps() * m.alpha + 2 * f.share() * n * m.beta + f.share() * n * m.gamma;
@@ -68,7 +68,7 @@ double allreduce_cost(Algorithm a, int p, double n, const Machine& m) {
 double allgather_cost(Algorithm a, int p, double n, const Machine& m) {
   const double share = (p - 1.0) / p;
   if (a == ring) return (p - 1) * m.alpha + share * n * m.beta;
-  const Fold f(p);
+  const FoldShape f(p);
   const double fold = f.extra > 0 ? 2 * m.alpha + (n / p + n) * m.beta : 0;
   return fold + f.steps() * m.alpha + f.share() * n * m.beta;
 }

@@ -23,7 +23,7 @@
 namespace a2av::redist {
 namespace {
 
-constexpr int kRoot = 0;
+constexpr int kCyclicRoot = 0;
 
 enum Kind : std::int64_t { kSend, kRecv, kSendRecv, kNextEdge, kDone };
 
@@ -78,7 +78,7 @@ class Scheduler {
     for (int i = 0; i < p; ++i)
       while (degree_[i] > 0) walk_from(i);
     for (int i = 0; i < p; ++i)
-      if (i != kRoot) send_to(i, Action{});
+      if (i != kCyclicRoot) send_to(i, Action{});
     depth = *std::max_element(clock_.begin(), clock_.end());
     return std::move(own_actions_);
   }
@@ -165,7 +165,7 @@ class Scheduler {
     weight_[r] -= q;
     if (weight_[r] > 0) return;
     std::array<std::int64_t, 2> edge;
-    if (r == kRoot) {
+    if (r == kCyclicRoot) {
       edge = own_.next();
     } else {
       send_to(r, Action{kNextEdge});
@@ -179,7 +179,7 @@ class Scheduler {
   }
 
   void assign(int r, const Action& a) {
-    if (r == kRoot) return own_actions_.push_back(a);
+    if (r == kCyclicRoot) return own_actions_.push_back(a);
     send_to(r, a);
   }
   void send_to(int r, const Action& a) {
@@ -199,8 +199,8 @@ std::vector<Action> follow_root(const Engine& e, Edges& edges) {
   std::vector<Action> actions;
   for (;;) {
     Action a;
-    check_mpi(MPI_Recv(&a, sizeof a, MPI_BYTE, kRoot, tags::kRedistributeControl.tag(), e.ctx.comm,
-                       MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(&a, sizeof a, MPI_BYTE, kCyclicRoot, tags::kRedistributeControl.tag(),
+                       e.ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
     if (a.kind == kDone) return actions;
     if (a.kind != kNextEdge) {
@@ -208,9 +208,9 @@ std::vector<Action> follow_root(const Engine& e, Edges& edges) {
       continue;
     }
     const std::array<std::int64_t, 2> edge = edges.next();
-    check_mpi(
-        MPI_Send(edge.data(), 2, MPI_INT64_T, kRoot, tags::kRedistributeControl.tag(), e.ctx.comm),
-        "MPI_Send");
+    check_mpi(MPI_Send(edge.data(), 2, MPI_INT64_T, kCyclicRoot, tags::kRedistributeControl.tag(),
+                       e.ctx.comm),
+              "MPI_Send");
   }
 }
 
@@ -262,11 +262,12 @@ void run_cyclic(Engine& e, bool dictionary_order) {
   const std::int64_t degree = edges.degree();
   const std::array<std::int64_t, 2> first = edges.next();
   const std::int64_t mine[4] = {degree, first[0], first[1], e.store.free_count() - 1};
-  std::vector<std::int64_t> firsts(e.ctx.rank == kRoot ? 4 * e.ctx.size : 0);
-  check_mpi(MPI_Gather(mine, 4, MPI_INT64_T, firsts.data(), 4, MPI_INT64_T, kRoot, e.ctx.comm),
-            "MPI_Gather");
+  std::vector<std::int64_t> firsts(e.ctx.rank == kCyclicRoot ? 4 * e.ctx.size : 0);
+  check_mpi(
+      MPI_Gather(mine, 4, MPI_INT64_T, firsts.data(), 4, MPI_INT64_T, kCyclicRoot, e.ctx.comm),
+      "MPI_Gather");
   std::vector<Action> actions;
-  if (e.ctx.rank == kRoot) {
+  if (e.ctx.rank == kCyclicRoot) {
     Scheduler scheduler(e, edges);
     actions = scheduler.run_root(firsts);
     e.stats.schedule_depth = scheduler.depth;

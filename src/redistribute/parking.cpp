@@ -20,7 +20,7 @@
 namespace a2av::redist {
 namespace {
 
-constexpr int kRoot = 0;
+constexpr int kParkingRoot = 0;
 
 std::vector<std::int64_t> alltoall(const Engine& e, const std::vector<std::int64_t>& v) {
   std::vector<std::int64_t> out(v.size());
@@ -61,7 +61,7 @@ std::vector<std::int64_t> match_parking(const Engine& e, std::vector<std::int64_
       delta[host] += n;
       need -= n;
     }
-    if (parker == kRoot) {
+    if (parker == kParkingRoot) {
       mine = row;
     } else {
       check_mpi(
@@ -78,14 +78,15 @@ std::vector<std::int64_t> parking(const Engine& e, const std::vector<std::int64_
                                   std::int64_t parkable) {
   const std::int64_t d = sum(in) - free, s = sum(send);
   std::int64_t delta = d < 0 ? d : (d > s ? std::min(d - s, parkable) : 0);
-  std::vector<std::int64_t> all(e.ctx.rank == kRoot ? e.ctx.size : 0);
-  check_mpi(MPI_Gather(&delta, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, kRoot, e.ctx.comm),
-            "MPI_Gather");
-  if (e.ctx.rank == kRoot) return match_parking(e, all);
+  std::vector<std::int64_t> all(e.ctx.rank == kParkingRoot ? e.ctx.size : 0);
+  check_mpi(
+      MPI_Gather(&delta, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, kParkingRoot, e.ctx.comm),
+      "MPI_Gather");
+  if (e.ctx.rank == kParkingRoot) return match_parking(e, all);
   std::vector<std::int64_t> park(e.ctx.size, 0);
   if (delta > 0)
-    check_mpi(MPI_Recv(park.data(), e.ctx.size, MPI_INT64_T, kRoot, tags::kRedistributePark.tag(),
-                       e.ctx.comm, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(park.data(), e.ctx.size, MPI_INT64_T, kParkingRoot,
+                       tags::kRedistributePark.tag(), e.ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
   return park;
 }
@@ -132,7 +133,7 @@ void run_parking(Engine& e) {
   std::int64_t total_free = e.store.free_count();
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &total_free, 1, MPI_INT64_T, MPI_SUM, e.ctx.comm),
             "MPI_Allreduce");
-  if (total_free == 0 && me == kRoot) e.store.add_extra_slots(1);
+  if (total_free == 0 && me == kParkingRoot) e.store.add_extra_slots(1);
   for (;;) {
     std::vector<std::int64_t> out = outgoing_counts(e);
     out[me] = 0;

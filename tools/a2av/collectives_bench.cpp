@@ -179,7 +179,7 @@ Model measure_model(const BenchOptions& o, const World& w) {
   return m;
 }
 
-struct Result {
+struct CollectiveResult {
   Collective collective = Collective::bcast;
   std::string algorithm;   // or "vendor"
   std::int64_t bytes = 0;  // per rank: the vector, or one rank's block
@@ -205,8 +205,9 @@ void validate(Collective c, const std::vector<Algorithm>& algorithms, const std:
   }
 }
 
-std::vector<Result> time_point(const Selection& s, std::int64_t count, const BenchOptions& o,
-                               const Model& model, const World& w) {
+std::vector<CollectiveResult> time_point(const Selection& s, std::int64_t count,
+                                         const BenchOptions& o, const Model& model,
+                                         const World& w) {
   const Shape sh = shape(s.collective, w.size, count);
   std::vector<int> send(static_cast<std::size_t>(sh.send));
   for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<int>(i % 1000) + w.rank;
@@ -225,9 +226,9 @@ std::vector<Result> time_point(const Selection& s, std::int64_t count, const Ben
     }
   MPI_Allreduce(MPI_IN_PLACE, local.data(), static_cast<int>(local.size()), MPI_DOUBLE, MPI_MAX,
                 MPI_COMM_WORLD);
-  std::vector<Result> results;
+  std::vector<CollectiveResult> results;
   for (std::size_t e = 0; e < entries.size(); ++e) {
-    Result r;
+    CollectiveResult r;
     r.collective = s.collective;
     r.algorithm = entries[e] ? std::string(coll::name(*entries[e])) : "vendor";
     r.bytes = count * kElement;
@@ -241,7 +242,7 @@ std::vector<Result> time_point(const Selection& s, std::int64_t count, const Ben
   return results;
 }
 
-void write_table(std::ostream& out, const std::vector<Result>& results, const Model& m,
+void write_table(std::ostream& out, const std::vector<CollectiveResult>& results, const Model& m,
                  const World& w, const BenchOptions& o) {
   fmt::print(out, "# a2av bench --collectives: P = {}, MPI_INT (MPI_SUM), root {}, {}\n", w.size,
              kRoot, w.mpi_library);
@@ -252,7 +253,7 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Mo
   fmt::print(out, "# bytes: per rank, the vector (bcast, reduce, allreduce) or one block\n");
   fmt::print(out, "{:<10} {:<19} {:>9} {:>11} {:>11} {:>7} {:>11} {:>7}\n", "collective",
              "algorithm", "bytes", "median_us", "vendor_us", "ratio", "model_us", "meas/mod");
-  for (const Result& r : results) {
+  for (const CollectiveResult& r : results) {
     if (r.algorithm == "vendor") continue;
     fmt::print(out, "{:<10} {:<19} {:>9} {:>11.2f} {:>11.2f} {:>7.2f} {:>11.2f} {:>7.2f}\n",
                coll::name(r.collective), r.algorithm, r.bytes, r.median * 1e6, r.vendor * 1e6,
@@ -260,10 +261,10 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Mo
   }
 }
 
-nlohmann::json to_json(const std::vector<Result>& results, const Model& m, const World& w,
+nlohmann::json to_json(const std::vector<CollectiveResult>& results, const Model& m, const World& w,
                        const std::string& command) {
   nlohmann::json records = nlohmann::json::array();
-  for (const Result& r : results)
+  for (const CollectiveResult& r : results)
     records.push_back({{"collective", coll::name(r.collective)},
                        {"algorithm", r.algorithm},
                        {"ranks", w.size},
@@ -291,11 +292,12 @@ int run_collectives_bench(const BenchOptions& o, const std::string& command) {
   const auto selection = parse_selection(o.algorithms);
   const auto sizes = message_sizes(o.message_sizes);
   const Model model = measure_model(o, w);
-  std::vector<Result> results;
+  std::vector<CollectiveResult> results;
   try {
     for (const Selection& s : selection)
       for (std::int64_t bytes : sizes)
-        for (Result& r : time_point(s, std::max<std::int64_t>(1, bytes / kElement), o, model, w))
+        for (CollectiveResult& r :
+             time_point(s, std::max<std::int64_t>(1, bytes / kElement), o, model, w))
           results.push_back(std::move(r));
   } catch (const ValidationFailure& e) {
     if (w.rank == 0) fmt::print(stderr, "a2av bench --collectives: {}\n", e.what());

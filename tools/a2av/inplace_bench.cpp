@@ -69,7 +69,7 @@ std::int64_t peak_rss_bytes() {
   return max_over_ranks(static_cast<std::int64_t>(usage.ru_maxrss) * 1024);
 }
 
-struct Result {
+struct InplaceResult {
   std::string pattern, requested, algorithm;
   std::vector<double> seconds;
   double median = 0, ratio = 0;
@@ -83,9 +83,9 @@ struct Settings {
   MPI_Datatype type;
 };
 
-Result time_inplace(const Case& c, const std::string& spec, const Settings& s, const World& w,
-                    std::vector<unsigned char>& buf) {
-  Result r;
+InplaceResult time_inplace(const Case& c, const std::string& spec, const Settings& s,
+                           const World& w, std::vector<unsigned char>& buf) {
+  InplaceResult r;
   r.pattern = c.pattern;
   r.requested = spec;
   std::vector<MPI_Count> counts(c.counts[w.rank].begin(), c.counts[w.rank].end());
@@ -108,8 +108,8 @@ Result time_inplace(const Case& c, const std::string& spec, const Settings& s, c
   return r;
 }
 
-Result time_vendor(const Case& c, const Settings& s, const World& w) {
-  Result r;
+InplaceResult time_vendor(const Case& c, const Settings& s, const World& w) {
+  InplaceResult r;
   r.pattern = c.pattern;
   r.requested = r.algorithm = kVendor;
   std::vector<int> sc(w.size), sd(w.size), rc(w.size), rd(w.size);
@@ -140,7 +140,7 @@ std::vector<std::string> inplace_specs(const std::string& algorithms) {
   return split_list(algorithms);
 }
 
-void write_table(std::ostream& out, const std::vector<Result>& results, const World& w,
+void write_table(std::ostream& out, const std::vector<InplaceResult>& results, const World& w,
                  const BenchOptions& o) {
   fmt::print(out, "# a2av bench --inplace: P = {}, N = {} elements of {} B per rank, {}\n", w.size,
              o.elements, o.element_bytes, w.mpi_library);
@@ -148,17 +148,17 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Wo
              o.iterations);
   fmt::print(out, "{:<11} {:<17} {:<38} {:>10} {:>7} {:>12} {:>8} {:>6} {:>10}\n", "pattern",
              "requested", "ran", "median_s", "ratio", "extra_bytes", "extra_%", "runs", "rss_MiB");
-  for (const Result& r : results)
+  for (const InplaceResult& r : results)
     fmt::print(out, "{:<11} {:<17} {:<38} {:>10.4f} {:>7.2f} {:>12} {:>8.3f} {:>6} {:>10.1f}\n",
                r.pattern, r.requested, r.algorithm, r.median, r.ratio, r.extra_bytes,
                r.data_bytes ? 100.0 * r.extra_bytes / r.data_bytes : 0.0, r.peak_runs,
                r.peak_rss / 1048576.0);
 }
 
-nlohmann::json to_json(const std::vector<Result>& results, const World& w, const BenchOptions& o,
-                       const std::string& command) {
+nlohmann::json to_json(const std::vector<InplaceResult>& results, const World& w,
+                       const BenchOptions& o, const std::string& command) {
   nlohmann::json records = nlohmann::json::array();
-  for (const Result& r : results)
+  for (const InplaceResult& r : results)
     records.push_back({{"pattern", r.pattern},
                        {"requested", r.requested},
                        {"algorithm", r.algorithm},
@@ -191,7 +191,7 @@ int run_inplace_bench(const BenchOptions& o, const std::string& command) {
   std::vector<Case> cases;
   for (const auto& pattern : split_list(o.pattern))
     cases.push_back(make_case(pattern, o.elements, o.seed, w));
-  std::vector<Result> results;
+  std::vector<InplaceResult> results;
   // In-place first, in one buffer sized for the largest case: the RSS peak so far is the
   // in-place one.
   std::int64_t largest = 0;
@@ -204,18 +204,18 @@ int run_inplace_bench(const BenchOptions& o, const std::string& command) {
         results.back().peak_rss = peak_rss_bytes();
       }
   }
-  std::vector<Result> vendor;
+  std::vector<InplaceResult> vendor;
   for (const Case& c : cases) {
     vendor.push_back(time_vendor(c, s, w));
     vendor.back().peak_rss = peak_rss_bytes();
   }
   MPI_Type_free(&type);
-  std::vector<Result> all;
-  for (Result& v : vendor) {
+  std::vector<InplaceResult> all;
+  for (InplaceResult& v : vendor) {
     v.median = median_of(v.seconds);
     v.ratio = 1;
     all.push_back(v);
-    for (Result& r : results)
+    for (InplaceResult& r : results)
       if (r.pattern == v.pattern) {
         r.median = median_of(r.seconds);
         r.ratio = r.median / v.median;

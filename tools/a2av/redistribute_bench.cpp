@@ -111,7 +111,7 @@ bool arrived_intact(const Map& map, const std::vector<unsigned char>& blocks, st
   return ok;
 }
 
-struct Result {
+struct RedistributeResult {
   std::string experiment, requested, ran;
   std::int64_t free_per_rank = 0;
   double median = 0;
@@ -120,9 +120,9 @@ struct Result {
   bool validated = false;
 };
 
-Result measure(const Map& map, const std::string& algorithm, const BenchOptions& o, const World& w,
-               std::vector<unsigned char>& blocks) {
-  Result r;
+RedistributeResult measure(const Map& map, const std::string& algorithm, const BenchOptions& o,
+                           const World& w, std::vector<unsigned char>& blocks) {
+  RedistributeResult r;
   r.experiment = map.name;
   r.requested = algorithm;
   r.free_per_rank = o.blocks - map.moving;
@@ -150,7 +150,7 @@ Result measure(const Map& map, const std::string& algorithm, const BenchOptions&
   return r;
 }
 
-void write_table(std::ostream& out, const std::vector<Result>& results, const World& w,
+void write_table(std::ostream& out, const std::vector<RedistributeResult>& results, const World& w,
                  const BenchOptions& o) {
   fmt::print(out, "# a2av bench --redistribute: P = {}, {} blocks of {} B per rank, {}\n", w.size,
              o.blocks, o.block_bytes, w.mpi_library);
@@ -158,16 +158,16 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Wo
   fmt::print(out, "{:<28} {:<20} {:<20} {:>10} {:>9} {:>7} {:>12} {:>8} {:>7}\n", "experiment",
              "requested", "ran", "median_s", "moved", "steps", "extra_bytes", "extra_%", "depth");
   const double data = static_cast<double>(o.blocks * o.block_bytes);
-  for (const Result& r : results)
+  for (const RedistributeResult& r : results)
     fmt::print(out, "{:<28} {:<20} {:<20} {:>10.4f} {:>9} {:>7} {:>12} {:>8.3f} {:>7}\n",
                r.experiment, r.requested, r.ran, r.median, r.moved, r.steps, r.peak_bytes,
                100.0 * r.peak_bytes / data, r.depth);
 }
 
-nlohmann::json to_json(const std::vector<Result>& results, const World& w, const BenchOptions& o,
-                       const std::string& command) {
+nlohmann::json to_json(const std::vector<RedistributeResult>& results, const World& w,
+                       const BenchOptions& o, const std::string& command) {
   nlohmann::json records = nlohmann::json::array();
-  for (const Result& r : results)
+  for (const RedistributeResult& r : results)
     records.push_back({{"experiment", r.experiment},
                        {"requested", r.requested},
                        {"algorithm", r.ran},
@@ -193,7 +193,7 @@ nlohmann::json to_json(const std::vector<Result>& results, const World& w, const
 int run_redistribute_bench(const BenchOptions& o, const std::string& command) {
   const World w = find_world();
   std::vector<unsigned char> blocks(static_cast<std::size_t>(o.blocks * o.block_bytes));
-  std::vector<Result> results;
+  std::vector<RedistributeResult> results;
   for (const std::string& item : split_list(o.experiments))
     for (const Map& map : experiment_maps(std::stoi(item), w, o.blocks))
       for (const std::string& algorithm : split_list(o.algorithms))

@@ -126,16 +126,16 @@ void check_against_plain(const SparseResult& result, const Point& p, const std::
                                         algorithm, p.pattern, p.bytes));
 }
 
-struct Result {
+struct SparseTiming {
   std::string pattern, requested, ran;
   std::int64_t bytes = 0, max_messages = 0, peak_bytes = 0;
   double median = 0;
   std::vector<double> seconds;
 };
 
-Result measure(const Point& p, const std::string& algorithm, const BenchOptions& o,
-               const World& w) {
-  Result r{p.pattern, algorithm, algorithm, p.bytes, 0, 0, 0, {}};
+SparseTiming measure(const Point& p, const std::string& algorithm, const BenchOptions& o,
+                     const World& w) {
+  SparseTiming r{p.pattern, algorithm, algorithm, p.bytes, 0, 0, 0, {}};
   std::int64_t messages = static_cast<std::int64_t>(p.to.size());
   MPI_Allreduce(MPI_IN_PLACE, &messages, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   r.max_messages = messages;
@@ -168,7 +168,7 @@ Result measure(const Point& p, const std::string& algorithm, const BenchOptions&
   return r;
 }
 
-void write_table(std::ostream& out, const std::vector<Result>& results, const World& w,
+void write_table(std::ostream& out, const std::vector<SparseTiming>& results, const World& w,
                  const BenchOptions& o) {
   fmt::print(out, "# a2av bench --sparse: P = {}, {}\n", w.size, w.mpi_library);
   fmt::print(out,
@@ -177,9 +177,9 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Wo
              o.iterations);
   fmt::print(out, "{:<11} {:>7} {:>6} {:<7} {:<7} {:>11} {:>7} {:>12}\n", "pattern", "bytes",
              "max_k", "asked", "ran", "median_us", "ratio", "temp_bytes");
-  for (const Result& r : results) {
+  for (const SparseTiming& r : results) {
     double plain = 0;
-    for (const Result& q : results)
+    for (const SparseTiming& q : results)
       if (q.requested == "mpi" && q.pattern == r.pattern && q.bytes == r.bytes) plain = q.median;
     fmt::print(out, "{:<11} {:>7} {:>6} {:<7} {:<7} {:>11.1f} {:>7.2f} {:>12}\n", r.pattern,
                r.bytes, r.max_messages, r.requested, r.ran, 1e6 * r.median,
@@ -187,10 +187,10 @@ void write_table(std::ostream& out, const std::vector<Result>& results, const Wo
   }
 }
 
-nlohmann::json to_json(const std::vector<Result>& results, const World& w,
+nlohmann::json to_json(const std::vector<SparseTiming>& results, const World& w,
                        const std::string& command) {
   nlohmann::json records = nlohmann::json::array();
-  for (const Result& r : results)
+  for (const SparseTiming& r : results)
     records.push_back({{"pattern", r.pattern},
                        {"requested", r.requested},
                        {"algorithm", r.ran},
@@ -210,7 +210,7 @@ nlohmann::json to_json(const std::vector<Result>& results, const World& w,
 
 int run_sparse_bench(const BenchOptions& o, const std::string& command) {
   const World w = find_world();
-  std::vector<Result> results;
+  std::vector<SparseTiming> results;
   try {
     for (const std::string& pattern : split_list(o.pattern))
       for (std::int64_t bytes : message_sizes(o.message_sizes)) {
