@@ -10,12 +10,34 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace a2av {
+
+// Received bytes: a vector whose growth leaves new bytes unwritten (std::vector would zero
+// them, one more pass over every received byte before MPI writes it).
+template <class T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  template <class U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
+using ReceivedBytes = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
 
 // A message to send: `data` goes to rank `destination` of the communicator. A rank may send
 // several messages to one destination (they arrive in the order given), or to itself.
@@ -53,7 +75,7 @@ class SparseResult {
 
  private:
   friend class SparseResultBuilder;
-  std::vector<std::byte> storage_;
+  ReceivedBytes storage_;
   std::vector<IncomingMessage> messages_;
   std::string algorithm_;
   std::int64_t peak_temp_bytes_ = 0;

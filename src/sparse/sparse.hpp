@@ -92,7 +92,7 @@ class Inbox {
     int source;
     std::int64_t offset, bytes;
   };
-  std::vector<std::byte> storage_;
+  ReceivedBytes storage_;
   std::vector<Record> records_;
 };
 
