@@ -21,8 +21,8 @@ bash "$root/scripts/install-deps.sh"
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   # smpicc fails the compiler checks unless it pretends to be a plain compiler while CMake probes.
   SMPI_PRETEND_CC=1 CC=smpicc CXX=smpicxx cmake -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release -DA2AV_SIMULATION=ON -DMPI_C_COMPILER=smpicc \
-    -DMPI_CXX_COMPILER=smpicxx >/dev/null
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DA2AV_SIMULATION=ON \
+    -DMPI_C_COMPILER=smpicc -DMPI_CXX_COMPILER=smpicxx >/dev/null
 fi
 # Only the program that runs (and the library under it).
 target=a2av_tool

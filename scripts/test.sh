@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
 if [[ "${1:-}" == "--quick" ]]; then
-  quick=(-E '^(sim_|mpich_|preload_mpich|preload_c_|capi_conformance_|soak)|^(example|fft|transitive_closure)_.*\.np[14]$|\.np([5-9]|1[0-9])$|_nodes_(2x3|4x4|3x5|5in2|7in3)' -LE long)
+  quick=(-E '^(sim_|mpich_|preload_mpich|preload_c_|capi_conformance_|soak)|^(example|fft|transitive_closure)_.*\.np[14]$|\.np([5-9]|1[0-9])$|_nodes_(2x3|4x2|4x4|5in2|7in3)' -LE long)
 elif [[ $# -gt 0 ]]; then
   echo "usage: scripts/test.sh [--quick]" >&2
   exit 2
@@ -18,7 +18,10 @@ fi
 trap 'echo "test.sh: total wall time ${SECONDS}s"' EXIT
 
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Unity build (sources compiled in batches: each header's inline code once per batch, not
+# once per file) and line tables only (-g1): under half the time of the per-file -O2 -g build.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 cmake --build build -j2
 # Open MPI refuses to run as root without these; MPICH ignores them.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -1,4 +1,4 @@
-# The particle rebalancing example (examples/particles) on small inputs at 1, 3 and 4 ranks:
+# The particle rebalancing example (examples/particles) on small inputs at 3 and 4 ranks:
 # every exchange, rebalancing by a2av::Redistributor, a budget so tight that ranks overflow
 # between scheduled rebalances (forced rebalances, whole-array in-place exchanges), and
 # --bench. The program checks count, checksums and ownership after every exchange and exits
@@ -7,24 +7,17 @@ if(NOT TARGET particles)
   return()
 endif()
 
-# a2av_particles_test(<name> [FAIL] [MATCH regex...] [MATCH_MULTI regex...] ARGS ...): one
-# ctest per rank count; MATCH_MULTI patterns only where ranks exchange anything (P > 1), and
-# FAIL tests (which need P > 1 to fail) only there.
+# a2av_particles_test(<name> [FAIL] [MATCH regex...] ARGS ...): one ctest per rank count
+# (3 and 4); every MATCH pattern must appear, and FAIL tests must exit non-zero.
 function(a2av_particles_test name)
-  cmake_parse_arguments(T "FAIL" "" "MATCH;MATCH_MULTI;ARGS" ${ARGN})
-  set(ranks 1 3 4)
+  cmake_parse_arguments(T "FAIL" "" "MATCH;ARGS" ${ARGN})
   set(flags "")
   if(T_FAIL)
-    set(ranks 3 4)
     set(flags --fail)
   endif()
-  foreach(n IN LISTS ranks)
-    set(patterns ${T_MATCH})
-    if(n GREATER 1)
-      list(APPEND patterns ${T_MATCH_MULTI})
-    endif()
+  foreach(n 3 4)
     set(matches "")
-    foreach(p IN LISTS patterns)
+    foreach(p IN LISTS T_MATCH)
       list(APPEND matches --match ${p})
     endforeach()
     add_test(NAME example_particles_${name}.np${n}
@@ -52,10 +45,10 @@ foreach(algorithm auto parking cyclic)
 endforeach()
 # 5% headroom and no scheduled rebalance: ranks overflow as particles crowd together.
 a2av_particles_test(tight MATCH ${_passed}
-  MATCH_MULTI "rebalances: 0 scheduled, [1-9][0-9]* forced" "\\(whole array\\)"
+  "rebalances: 0 scheduled, [1-9][0-9]* forced" "\\(whole array\\)"
   ARGS --particles-per-rank 3000 --steps 30 --rebalance-every 1000 --capacity-factor 1.05)
 a2av_particles_test(tight_redistribute MATCH ${_passed}
-  MATCH_MULTI "[1-9][0-9]* forced" "redistribute (parking|cyclic)"
+  "[1-9][0-9]* forced" "redistribute (parking|cyclic)"
   ARGS --particles-per-rank 3000 --steps 30 --rebalance-every 1000 --capacity-factor 1.05
        --rebalance redistribute)
 # A 2x2 grid cannot be cut into equal parts within a budget of exactly N/P.

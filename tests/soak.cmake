@@ -15,6 +15,6 @@ set_tests_properties(soak.np4 PROPERTIES TIMEOUT 300 ENVIRONMENT "${A2AV_TEST_EN
 add_test(NAME soak_kill_shm
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/soak/kill_mid_exchange.py
           --soak $<TARGET_FILE:soak> --mpiexec ${MPIEXEC_EXECUTABLE}
-          --numproc-flag=${MPIEXEC_NUMPROC_FLAG} -- ${A2AV_MPIEXEC_FLAGS})
+          --numproc-flag=${MPIEXEC_NUMPROC_FLAG} --rounds 1 -- ${A2AV_MPIEXEC_FLAGS})
 set_tests_properties(soak_kill_shm PROPERTIES TIMEOUT 300 ENVIRONMENT "${A2AV_TEST_ENV}"
   LABELS "mpi;soak")
