@@ -1,13 +1,16 @@
 // shared_memory: for ranks that share one node. A block of at most `capacity` bytes goes
 // through a cell of a node-wide shared segment: the sender copies it in and raises the
 // cell's sequence number, the receiver waits for that number and copies the block out.
-// Larger blocks go directly as MPI messages, announced by their size in the cell; small
-// blocks one way and large ones the other, as UCC's alltoallv "hybrid" does. One round,
-// no MPI matching for small blocks, and no temporary memory per call.
+// Larger blocks the receiver reads straight from the sender's buffer (cross-memory attach,
+// core/single_copy.hpp: one copy per byte where the cells cost two), announced by their
+// address in the cell, and acknowledges in its own cell, since the sender may return only
+// once its readers are done; where the kernel does not allow that, larger blocks go as MPI
+// messages. Small blocks one way and large ones the other, as UCC's alltoallv "hybrid"
+// does. One round, no MPI matching, and no temporary memory per call.
 //
 // The cells alternate between two sets by the exchange's parity, so a sender never waits
-// for its readers: a rank starts exchange k+2 only after every peer has published k+1, and
-// a peer publishes k+1 only after it has read all of exchange k.
+// for its readers to free a cell: a rank starts exchange k+2 only after every peer has
+// published k+1, and a peer publishes k+1 only after it has read all of exchange k.
 //
 // Errors are agreed in band through the cells (docs/errors.md): a rank that rejected its
 // arguments publishes its error code in each of its cells instead of a block, and drops the
@@ -24,6 +27,7 @@
 #include "core/environment.hpp"
 #include "core/node_segment.hpp"
 #include "core/per_thread.hpp"
+#include "core/single_copy.hpp"
 #include "core/spin.hpp"
 #include "core/tags.hpp"
 
@@ -35,13 +39,26 @@
 namespace a2av {
 namespace {
 
+// How a block travels.
+enum class Route : std::int32_t { cell, address, message };
+
 // A cell's first cache line; the block follows it.
 struct CellHeader {
   std::uint64_t sequence;  // the exchange this cell holds, published last
-  std::int64_t bytes;      // the block's size; more than the capacity: sent by MPI
+  std::int64_t bytes;      // the block's size
   std::int32_t code;       // the sender's error, or A2AV_SUCCESS
+  Route route;
+  std::uint64_t address;  // Route::address: the block, in the sender's memory
+  // The last exchange in which this cell's owner finished with a block its destination sent
+  // it by address (read it or dropped it): that sender may return then.
+  std::uint64_t done_reading;
 };
 static_assert(sizeof(CellHeader) <= kLine);
+
+inline constexpr Param kSingleCopyAbove{
+    "single_copy_above", 0, std::int64_t{1} << 62, 65536,
+    "blocks larger than this many bytes are read straight from the sender's buffer where the "
+    "kernel allows cross-memory attach; smaller ones through the cells"};
 
 // Blocks of up to 64 KiB in a cell: a larger one costs more as two copies through a cell
 // than as one message (Open MPI's single copy), measured at P = 2, 4 and 8.
@@ -61,18 +78,20 @@ std::int64_t cell_capacity(std::size_t part_bytes, int size) {
   return static_cast<std::int64_t>(part_bytes / (2 * size) - kLine);
 }
 
-void explain(const CommContext& ctx) {
+void explain(const CommContext& ctx, const SingleCopy* single) {
   const NodeSegment& segment = *ctx.segment;
   if (!verbose() || ctx.rank != 0) return;
-  if (segment.ok())
-    std::fprintf(stderr,
-                 "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
-                 "%lld bytes go through them\n",
-                 ctx.size, segment.part_bytes(0),
-                 static_cast<long long>(cell_capacity(segment.part_bytes(0), ctx.size)));
-  else
-    std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n", ctx.size,
-                 segment.failure().c_str());
+  if (!segment.ok())
+    return (void)std::fprintf(stderr, "a2av: shared_memory on %d ranks runs spread_out: %s\n",
+                              ctx.size, segment.failure().c_str());
+  std::fprintf(stderr,
+               "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
+               "%lld bytes go through them; %s%s\n",
+               ctx.size, segment.part_bytes(0),
+               static_cast<long long>(cell_capacity(segment.part_bytes(0), ctx.size)),
+               single->ok() ? "larger ones are read from the sender's buffer"
+                            : "larger ones go as MPI messages: ",
+               single->ok() ? "" : single->failure().c_str());
 }
 
 class Cells {
@@ -84,13 +103,17 @@ class Cells {
            ctx.size, ctx.node_size);
     if (!ctx.segment) {
       ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
-      explain(ctx);
+      // Tried together with the segment (both collective), where the segment could be made.
+      if (ctx.segment->ok()) ctx.kept.keep(std::make_shared<SingleCopy>(ctx.comm));
+      explain(ctx, ctx.kept.find<SingleCopy>());
     }
     if (!ctx.segment->ok()) return nullptr;
     Cells& cells = per_thread<Cells>();
-    cells.bind(ctx);
+    cells.bind(ctx, *ctx.kept.find<SingleCopy>());
     return &cells;
   }
+
+  const SingleCopy& single_copy() const { return *single_; }
 
   std::int64_t capacity() const { return static_cast<std::int64_t>(stride_ - kLine); }
 
@@ -103,6 +126,19 @@ class Cells {
   }
 
   void publish(CellHeader& cell) const { store_release(cell.sequence, exchange_); }
+  // Tells `owner` that this rank is done with the block it sent by address.
+  void done_reading(int owner) const {
+    store_release(header(ctx_->rank, owner).done_reading, exchange_);
+  }
+
+  // The ranks that read a block from this rank's buffer in this exchange.
+  std::vector<int>& readers() { return readers_; }
+  // Waits until each of them is done with it.
+  void wait_for_readers() const {
+    for (const int reader : readers_)
+      for (int idle = 0; load_acquire(header(reader, ctx_->rank).done_reading) != exchange_;)
+        wait_on_node(++idle, ctx_->cores_shared, ctx_->comm);
+  }
 
   // Calls take(owner, cell) for each peer's cell for this rank once it holds this exchange,
   // in the order they come, so that a peer that is late holds up none of the others. While
@@ -131,34 +167,57 @@ class Cells {
  private:
   bool published(const CellHeader& cell) const { return load_acquire(cell.sequence) == exchange_; }
 
-  void bind(const CommContext& ctx) {
+  void bind(const CommContext& ctx, const SingleCopy& single) {
     ctx_ = &ctx;
+    single_ = &single;
     stride_ = ctx.segment->part_bytes(0) / (2 * ctx.size);
     exchange_ = ++ctx.exchanges;
     parity_ = exchange_ % 2;
   }
 
   const CommContext* ctx_ = nullptr;
+  const SingleCopy* single_ = nullptr;
   std::size_t stride_ = 0;
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
   std::vector<int> pending_;  // peers whose cell has not come yet
+  std::vector<int> readers_;
 };
 
-void send_blocks(const AlgorithmCall& ex, const Cells& cells, Requests& requests) {
+Route route_of(std::int64_t bytes, const Cells& cells, std::int64_t single_copy_above) {
+  const bool single = cells.single_copy().ok();
+  if (bytes <= cells.capacity() && (!single || bytes <= single_copy_above)) return Route::cell;
+  return single ? Route::address : Route::message;
+}
+
+void send_blocks(const AlgorithmCall& ex, Cells& cells, std::int64_t single_copy_above,
+                 Requests& requests) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
+  std::vector<int>& readers = cells.readers();
+  readers.clear();
   for (int i = 1; i < size; ++i) {
     const int to = (me + i) % size;
     const std::int64_t bytes = ex.send.bytes[to];
     CellHeader& cell = cells.header(me, to);
     cell.bytes = bytes;
     cell.code = A2AV_SUCCESS;
-    if (bytes <= cells.capacity())
+    cell.route = route_of(bytes, cells, single_copy_above);
+    if (cell.route == Route::cell) {
       copy_on_node(cells.block(me, to), ex.send.at(to), bytes);
-    else
+    } else if (cell.route == Route::address) {
+      cell.address = reinterpret_cast<std::uint64_t>(ex.send.at(to));
+      readers.push_back(to);
+    } else {
       requests.isend(ex.send.at(to), bytes, to, tags::kDirectBlock.tag(), ex.ctx.comm);
+    }
     cells.publish(cell);
   }
+}
+
+// A block this rank will not take (an error, or counts that disagree): its sender may go on.
+void drop_block(int from, const CellHeader& cell, const Cells& cells, MPI_Comm comm) {
+  if (cell.route == Route::message) drop_pieces(cell.bytes, from, tags::kDirectBlock.tag(), comm);
+  if (cell.route == Route::address) cells.done_reading(from);
 }
 
 void receive_blocks(const AlgorithmCall& ex, Cells& cells, Requests& requests) {
@@ -169,10 +228,13 @@ void receive_blocks(const AlgorithmCall& ex, Cells& cells, Requests& requests) {
     } else if (cell.bytes != expected) {
       ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
                                    cell.bytes, expected));
-      if (cell.bytes > cells.capacity())
-        drop_pieces(cell.bytes, from, tags::kDirectBlock.tag(), ex.ctx.comm);
-    } else if (expected <= cells.capacity()) {
+      drop_block(from, cell, cells, ex.ctx.comm);
+    } else if (cell.route == Route::cell) {
       copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
+    } else if (cell.route == Route::address) {
+      cells.single_copy().read(ex.recv.at(from), from, reinterpret_cast<const void*>(cell.address),
+                               expected);
+      cells.done_reading(from);
     } else {
       requests.irecv(ex.recv.at(from), expected, from, tags::kDirectBlock.tag(), ex.ctx.comm);
     }
@@ -185,10 +247,11 @@ void run_shared_memory(const AlgorithmCall& ex, const ParamValues& params) {
   if (!cells) return spread_out_algorithm().run(ex, params);
   Requests requests;
   requests.reserve(2 * ex.ctx.size);
-  send_blocks(ex, *cells, requests);
+  send_blocks(ex, *cells, params[kSingleCopyAbove], requests);
   copy_self_block(ex);
   receive_blocks(ex, *cells, requests);
   if (!requests.empty()) requests.wait_all(ex.mismatch);  // MPI_Waitall of nothing costs too
+  cells->wait_for_readers();
 }
 
 void announce_error_shared_memory(const CommContext& ctx, const ParamValues&, int code,
@@ -200,13 +263,14 @@ void announce_error_shared_memory(const CommContext& ctx, const ParamValues&, in
     CellHeader& cell = cells->header(ctx.rank, peer);
     cell.bytes = 0;
     cell.code = code;
+    cell.route = Route::cell;
     cells->publish(cell);
   }
   cells->take_each([&](int peer, const CellHeader& cell) {
     if (cell.code != A2AV_SUCCESS)
       peers.note(peer, cell.code);
-    else if (cell.bytes > cells->capacity())
-      drop_pieces(cell.bytes, peer, tags::kDirectBlock.tag(), ctx.comm);
+    else
+      drop_block(peer, cell, *cells, ctx.comm);
   });
 }
 
@@ -222,7 +286,8 @@ const AlgorithmDescriptor& shared_memory_algorithm() {
       .name = "shared_memory",
       .summary =
           "ranks on one node: small blocks through per-pair cells of a shared segment, "
-          "large ones as messages",
+          "large ones read from the sender's buffer (else as messages)",
+      .params = {&kSingleCopyAbove},
       .restrictions = "all ranks on one node and cells (A2AV_SHM_BYTES not 0)",
       .fallback = "spread_out",
       .source = "a2av's own (docs/algorithms.md, section shared_memory)",
@@ -235,7 +300,10 @@ const AlgorithmDescriptor& shared_memory_algorithm() {
             if (s.machine_has_shared_memory && s.size <= s.ranks_per_node)
               out.emplace_back("shared_memory");
           },
-      .test_specs = {{"shared_memory"}},
+      .test_specs = {{"shared_memory"},
+                     // every block read from the sender's buffer, or none
+                     {"shared_memory:single_copy_above=0"},
+                     {"shared_memory:single_copy_above=1000000000"}},
       .one_node_only = true,
   };
   return d;

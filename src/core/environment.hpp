@@ -109,6 +109,11 @@ inline constexpr std::array kEnvironment{
             .default_text = "min(1 MiB, 32 MiB / P)",
             .range = {0, std::numeric_limits<std::int64_t>::max(), OutOfRange::clamp,
                       OutOfRange::fallback}},
+    EnvSpec{.name = "A2AV_SINGLE_COPY",
+            .type = EnvType::flag,
+            .doc = "0: shared_memory never reads a block straight from the sender's buffer "
+                   "(cross-memory attach); its large blocks go as MPI messages",
+            .fallback = 1},
     EnvSpec{.name = "A2AV_MAX_MESSAGE",
             .type = EnvType::integer,
             .doc = "bytes per point-to-point message piece; longer messages are split (for tests "
