@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs dependencies, builds the a2av command (Release) in build-bench/, then
 # runs `a2av bench`'s default sweep on A2AV_RANKS ranks (default 4): every algorithm, uniform
-# pattern, message sizes 16 B to 16 KiB, each validated against MPI_Alltoallv and then timed.
+# pattern, message sizes 16 B to 1 MiB, each validated against MPI_Alltoallv and then timed.
 # Prints the table, writes build-bench/bench.json and plots time against message size in
 # build-bench/bench.png. Extra arguments go to a2av bench (e.g. --iterations 1000).
 set -euo pipefail

@@ -43,7 +43,7 @@ void add_sweep_options(CLI::App& cmd, BenchOptions& o) {
       ->delimiter(',')
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{INT_MAX}));
   cmd.add_option("-m,--message-size", o.message_sizes,
-                 "[min:]max bytes; powers of two times min up to max (default 16:16384)");
+                 "[min:]max bytes; powers of two times min up to max (default 16:1048576)");
   cmd.add_option("-i,--iterations", o.iterations, "timed iterations per size (default 100)")
       ->check(CLI::Range(1, INT_MAX));
   cmd.add_option("-x,--warmup", o.warmup, "discarded warm-up iterations (default 10)")

@@ -12,7 +12,7 @@ struct BenchOptions {
   std::string algorithms = "all";
   std::vector<std::string> radices;  // integers, "sqrtP", "P"
   std::vector<std::int64_t> block_counts;
-  std::string message_sizes = "16:16384";  // [min:]max bytes
+  std::string message_sizes = "16:1048576";  // [min:]max bytes
   int iterations = 100;
   int warmup = 10;
   std::string pattern = "uniform";
