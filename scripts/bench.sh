@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-deps.sh
-cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DA2AV_BUILD_TESTS=OFF \
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DA2AV_BUILD_TESTS=OFF \
   -DA2AV_BUILD_EXAMPLES=OFF
 cmake --build build-bench -j2 --target a2av_tool
 
