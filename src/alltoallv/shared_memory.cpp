@@ -104,16 +104,16 @@ class Cells {
     if (!ctx.segment) {
       ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
       // Tried together with the segment (both collective), where the segment could be made.
-      if (ctx.segment->ok()) ctx.kept.keep(std::make_shared<SingleCopy>(ctx.comm));
-      explain(ctx, ctx.kept.find<SingleCopy>());
+      if (ctx.segment->ok()) ctx.single_copy = std::make_shared<SingleCopy>(ctx.comm);
+      explain(ctx, ctx.single_copy.get());
     }
     if (!ctx.segment->ok()) return nullptr;
     Cells& cells = per_thread<Cells>();
-    cells.bind(ctx, *ctx.kept.find<SingleCopy>());
+    cells.bind(ctx);
     return &cells;
   }
 
-  const SingleCopy& single_copy() const { return *single_; }
+  const SingleCopy& single_copy() const { return *ctx_->single_copy; }
 
   std::int64_t capacity() const { return static_cast<std::int64_t>(stride_ - kLine); }
 
@@ -167,16 +167,14 @@ class Cells {
  private:
   bool published(const CellHeader& cell) const { return load_acquire(cell.sequence) == exchange_; }
 
-  void bind(const CommContext& ctx, const SingleCopy& single) {
+  void bind(const CommContext& ctx) {
     ctx_ = &ctx;
-    single_ = &single;
     stride_ = ctx.segment->part_bytes(0) / (2 * ctx.size);
     exchange_ = ++ctx.exchanges;
     parity_ = exchange_ % 2;
   }
 
   const CommContext* ctx_ = nullptr;
-  const SingleCopy* single_ = nullptr;
   std::size_t stride_ = 0;
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;

@@ -15,6 +15,7 @@
 namespace a2av {
 
 class NodeSegment;
+class SingleCopy;
 
 // What higher layers keep per communicator (their shared segments and cells), made on first
 // use and destroyed with the context. Keyed by the keeper's own type, so that core names none
@@ -63,6 +64,8 @@ struct CommContext {
   // call; null until then. `exchanges` counts its and node_aware's exchanges, the same on
   // every rank.
   mutable std::shared_ptr<NodeSegment> segment;  // shared_ptr: NodeSegment stays opaque here
+  // Whether its ranks may read each other's memory (core/single_copy.hpp), tried with it.
+  mutable std::shared_ptr<SingleCopy> single_copy;
   mutable std::uint64_t exchanges = 0;
   // Sparse exchange rounds (sparse/sparse.hpp) and nonblocking exchanges
   // (driver/ialltoallv.cpp) so far, the same on every rank.
