@@ -1,8 +1,13 @@
-# Installs headers, the library, the CMake package a2av (target a2av::a2av) and a2av.pc: the
-# component `library` (`cmake --install --component library` leaves out the `a2av` command).
+# Installs headers, the library, its data files (share/a2av), the CMake package a2av (target
+# a2av::a2av) and a2av.pc: the component `library` (`cmake --install --component library`
+# leaves out the `a2av` command).
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY include/a2av DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT library)
+install(DIRECTORY include/a2av DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT library
+  PATTERN "*.in" EXCLUDE)
+install(FILES ${PROJECT_BINARY_DIR}/include/a2av/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/a2av COMPONENT library)
+install(DIRECTORY data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/a2av COMPONENT library)
 install(TARGETS a2av_preload LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT library)
 install(TARGETS a2av EXPORT a2avTargets COMPONENT library
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -2,7 +2,7 @@
 # Runs `a2av bench` on a simulated cluster with SimGrid SMPI (docs/scale.md):
 #   bash scripts/simulate.sh PLATFORM RANKS [a2av bench arguments...]
 #   bash scripts/simulate.sh --build        (only builds)
-# PLATFORM: polaris, fugaku, fattree (tools/platforms/NAME.xml) or a path to a platform file.
+# PLATFORM: polaris, fugaku, fattree (data/platforms/NAME.xml) or a path to a platform file.
 # Installs what it needs, builds the library and the `a2av` command with smpicxx in
 # build-sim/, places A2AV_SIM_RANKS_PER_NODE ranks (default 32) on each host in order, and
 # prints the wall time and peak memory of the simulation. Exits non-zero when the simulated
@@ -35,7 +35,7 @@ cmake --build "$build" -j2 --target "$target" >/dev/null
 [[ "$1" == --build ]] && exit 0
 platform="$1" ranks="$2"
 shift 2
-[[ -f "$platform" ]] || platform="$root/tools/platforms/$platform.xml"
+[[ -f "$platform" ]] || platform="$root/data/platforms/$platform.xml"
 [[ -f "$platform" ]] || { echo "simulate.sh: no platform '$platform'" >&2; exit 2; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/a2av-sim.XXXXXX")"

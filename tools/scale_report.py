@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 BASELINE = "MPI_Alltoallv"
 # What SMPI charges a rank per eager message it sends (smpi/ois) and receives (smpi/or) on
-# the Polaris-like platform (tools/platforms/polaris.xml): Open MPI's basic_linear pays it
+# the Polaris-like platform (data/platforms/polaris.xml): Open MPI's basic_linear pays it
 # P - 1 times over, whatever the network does (docs/scale.md).
 LINEAR_CHARGE_S = 0.2e-6 + 0.5e-6
 # Runs made before TuNA agreed on errors in band (commit cd68582): their a2av rows paid an

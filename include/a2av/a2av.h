@@ -6,6 +6,7 @@
 #ifndef A2AV_A2AV_H
 #define A2AV_A2AV_H
 
+#include <a2av/version.h>
 #include <mpi.h>
 
 #ifdef __cplusplus

@@ -74,8 +74,12 @@ inline constexpr std::array kEnvironment{
                    "fails every auto call with A2AV_ERR_ALGORITHM"},
     EnvSpec{.name = "A2AV_MACHINE_FILE",
             .type = EnvType::path,
-            .doc = "a machine file (docs/model.md) with which auto asks the cost model when no "
-                   "tuning rule applies"},
+            .doc = "a machine file (docs/model.md), by path or by name (`a2av machines`), with "
+                   "which auto asks the cost model when no tuning rule applies"},
+    EnvSpec{.name = "A2AV_DATA_DIR",
+            .type = EnvType::path,
+            .doc = "where a2av's data files are (machine files, platforms, schemas); default: "
+                   "share/a2av of the prefix liba2av is installed in"},
     EnvSpec{.name = "A2AV_VERBOSE",
             .type = EnvType::flag,
             .doc = "rank 0 prints what auto chose and why, and what shared memory it set up",

@@ -4,6 +4,7 @@
 #include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
+#include "tuning/data_files.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -369,7 +370,8 @@ void node_aware_phases(Timeline& t, const Machine& m, const ParamValues& p, int 
 
 }  // namespace
 
-Machine Machine::load(const std::string& path) {
+Machine Machine::load(const std::string& name_or_path) {
+  const std::string path = find_data_file(kMachineFiles, name_or_path);
   std::ifstream in(path);
   if (!in) fail(A2AV_ERR_ARG, "machine file {}: cannot be read", path);
   try {

@@ -50,7 +50,8 @@ struct Machine {
   };
   std::vector<SharedLinks> shared_links;
 
-  static Machine load(const std::string& path);  // JSON; throws a2av::Error
+  // A JSON file, by path or by name (data/machines/<name>.json); throws a2av::Error.
+  static Machine load(const std::string& name_or_path);
 };
 
 // Block sizes: an exact P x P matrix (row i: what rank i sends), or, for P too large for

@@ -1,5 +1,5 @@
 // Tuning tables: JSON files of first-match rules (docs/tuning.md, schema in
-// docs/tuning.schema.json). Each rule names an algorithm spec and optional inclusive
+// data/schemas/tuning.schema.json). Each rule names an algorithm spec and optional inclusive
 // ranges of P, ranks per node, the largest and the mean block bytes and the sparsity;
 // the first rule whose ranges all hold wins. Files are validated when loaded: a malformed
 // file, an unknown key or algorithm is an A2AV_ERR_ALGORITHM naming the file and line.

@@ -29,7 +29,7 @@ def load(path):
 
 
 def format_problems(table):
-    """The parts of docs/tuning.schema.json a table must satisfy."""
+    """The parts of data/schemas/tuning.schema.json a table must satisfy."""
     if not isinstance(table, dict) or not isinstance(table.get("rules"), list):
         return ['expected {"rules": [...]}']
     problems = [f"unknown top-level key {k}" for k in table

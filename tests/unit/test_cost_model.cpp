@@ -242,7 +242,7 @@ TEST(HeuristicChoice, FromPAloneAcrossNodesUpTo1024Ranks) {
 // Polaris-like, 16 B blocks: one message per pair of nodes beats P - 1 messages per rank
 // and TuNA's log rounds, at the scales the TuNA paper reports.
 TEST(CostModel, NodeAwareBeatsFlatAlgorithmsAcrossNodesForSmallBlocks) {
-  const Machine m = Machine::load(std::string(A2AV_SOURCE_DIR) + "/tools/machines/polaris.json");
+  const Machine m = Machine::load(std::string(A2AV_SOURCE_DIR) + "/data/machines/polaris.json");
   for (int size : {1024, 16384}) {
     const Workload w{size, nullptr, 16};
     const double node_aware = predict(parse_spec("node_aware"), w, m).seconds;

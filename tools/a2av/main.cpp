@@ -11,6 +11,7 @@
 #include "environment_command.hpp"
 #include "fixpoints_command.hpp"
 #include "inplace_bench.hpp"
+#include "machines_command.hpp"
 #include "model_command.hpp"
 #include "redistribute_bench.hpp"
 #include "sparse_bench.hpp"
@@ -50,6 +51,11 @@ int run(int argc, char** argv, int rank) {
   const CLI::App* environment_command = a2av::tool::add_environment_command(app, environment);
   a2av::fixpoints::FixpointOptions fixpoints;
   const CLI::App* fixpoints_command = a2av::fixpoints::add_fixpoints_command(app, fixpoints);
+  a2av::tool::MachinesOptions machines;
+  const CLI::App* machines_command = a2av::tool::add_machines_command(app, machines);
+  app.set_version_flag("--version", a2av::tool::version_text());
+  app.footer(a2av::tool::data_footer());
+  for (CLI::App* command : app.get_subcommands({})) command->footer(a2av::tool::data_footer());
   try {
     app.parse(argc, argv);
     if (*bench_command && bench.inplace) {
@@ -87,6 +93,7 @@ int run(int argc, char** argv, int rank) {
     if (*fixpoints_command) return rank == 0 ? a2av::fixpoints::run_fixpoints(fixpoints) : 0;
     if (*environment_command) return rank == 0 ? a2av::tool::run_environment(environment) : 0;
     if (*algorithms_command) return rank == 0 ? a2av::tool::run_algorithms(algorithms) : 0;
+    if (*machines_command) return rank == 0 ? a2av::tool::run_machines(machines) : 0;
   } catch (const CLI::ParseError& e) {
     const int rc = rank == 0 ? app.exit(e) : e.get_exit_code();
     return rc == 0 ? 0 : kUsageError;

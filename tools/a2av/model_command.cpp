@@ -282,7 +282,8 @@ int fit(const ModelOptions& o) {
 CLI::App* add_model_command(CLI::App& app, ModelOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "model", "predict algorithm times with the alpha-beta cost model (no communication)");
-  cmd->add_option("--machine", o.machine, "machine file (tools/machines/*.json)");
+  cmd->add_option("--machine", o.machine,
+                  "a machine by name (`a2av machines` lists them) or a machine file's path");
   cmd->add_option("-P,--ranks", o.ranks, "rank counts (default 2048,4096,8192,16384)")
       ->delimiter(',');
   cmd->add_option("-m,--message-size", o.message_sizes, "[min:]max bytes (default 16:16384)");

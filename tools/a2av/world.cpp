@@ -5,7 +5,6 @@
 #include <mpi.h>
 
 namespace a2av::bench {
-namespace {
 
 std::string mpi_library_version() {
   char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
@@ -14,8 +13,6 @@ std::string mpi_library_version() {
   const std::string all(text);  // Open MPI counts the terminating NUL in `length`
   return all.substr(0, all.find('\n'));
 }
-
-}  // namespace
 
 World find_world() {
   World w;

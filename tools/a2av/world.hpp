@@ -15,4 +15,7 @@ struct World {
 // Collective over MPI_COMM_WORLD.
 World find_world();
 
+// The first line of MPI_Get_library_version (local).
+std::string mpi_library_version();
+
 }  // namespace a2av::bench
