@@ -22,6 +22,16 @@ set(_ialltoallv_taken "MPI_Ialltoallv calls via nonblocking:[a-z]")
 set(_entry_points_taken "${_ialltoallv_taken}" "MPIX?_Alltoallv_init calls via [a-z]"
     "MPI_Start \\(persistent MPI_Alltoallv\\) calls via [a-z]"
     "MPI_Neighbor_alltoallv calls via neighbor:direct")
+# The conformance program's later entry points besides: MPI_Ialltoall, the persistent
+# MPI_Alltoall and neighbourhood exchanges, MPI_Ineighbor_alltoallv through a2av; the alltoallw
+# forms counted on their way to the MPI library.
+set(_c_entry_points_taken ${_entry_points_taken} "MPI_Ialltoall calls via nonblocking:[a-z]"
+    "MPIX?_Alltoall_init calls via [a-z]" "MPI_Start \\(persistent MPI_Alltoall\\) calls via [a-z]"
+    "MPI_Ineighbor_alltoallv calls via neighbor:nonblocking:direct"
+    "MPIX?_Neighbor_alltoallv_init calls via neighbor:direct"
+    "MPI_Start \\(persistent MPI_Neighbor_alltoallv\\) calls via neighbor:direct"
+    "MPI_Alltoallw calls via per-peer datatypes:PMPI" "MPI_Ialltoallw calls via per-peer"
+    "MPI_Neighbor_alltoallw calls via per-peer")
 
 # a2av_preload_test(NAME <name> FIXTURE <f> PRELOAD <lib> MPIEXEC <mpiexec...> RANKS <n...>
 #                   [ENV <var=value...>] [MATCH <regex...>] COMMAND <program...>): one test
@@ -48,8 +58,8 @@ add_test(NAME conformance_vendor.np3
   COMMAND ${MPIEXEC_EXECUTABLE} -n 3 ${A2AV_MPIEXEC_FLAGS} $<TARGET_FILE:conformance>)
 set_tests_properties(conformance_vendor.np3 PROPERTIES TIMEOUT 60 LABELS "mpi;preload"
   ENVIRONMENT "${A2AV_TEST_ENV}" PASS_REGULAR_EXPRESSION " No Errors")
-a2av_preload_test(NAME preload_c ${_openmpi_run} RANKS 1 2 3 4 5 8
-                  MATCH ${_entry_points_taken} COMMAND $<TARGET_FILE:conformance>)
+a2av_preload_test(NAME preload_c ${_openmpi_run} RANKS 1 2 3 4 5 8 9
+                  MATCH ${_c_entry_points_taken} COMMAND $<TARGET_FILE:conformance>)
 # Each algorithm on its own (A2AV_ALGORITHM): the conformance cases through every path. The
 # names are the registry's own list, one line per algorithm (src/alltoallv/registry.hpp).
 file(READ ${PROJECT_SOURCE_DIR}/src/alltoallv/registry.hpp _registry)
@@ -94,6 +104,10 @@ if(CMAKE_Fortran_COMPILER)
   find_package(MPI COMPONENTS Fortran)
 endif()
 if(MPI_Fortran_FOUND)
+  set(_fortran_later_entry_points "MPI_Ialltoall calls via nonblocking:[a-z]"
+      "MPIX?_Alltoall_init calls via [a-z]"
+      "MPI_Start \\(persistent MPI_Alltoall\\) calls via [a-z]"
+      "MPI_Ineighbor_alltoallv calls via neighbor:nonblocking:direct")
   set(_fortran_variants MPIFH USE_MPI)
   if(MPI_Fortran_HAVE_F08_MODULE)
     list(APPEND _fortran_variants USE_MPI_F08)
@@ -109,7 +123,7 @@ if(MPI_Fortran_FOUND)
     target_compile_options(${target} PRIVATE -fallow-argument-mismatch -w)
     target_link_libraries(${target} PRIVATE MPI::MPI_Fortran)
     a2av_preload_test(NAME preload_${target} ${_openmpi_run} RANKS 1 3 4
-                      MATCH ${_entry_points_taken}
+                      MATCH ${_entry_points_taken} ${_fortran_later_entry_points}
                       COMMAND $<TARGET_FILE:${target}>)
   endforeach()
 endif()

@@ -50,6 +50,18 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request* request);
 
+/* MPI_Ialltoallv's large-count form (MPI-4's MPI_Ialltoallv_c), for counts up to INT_MAX
+   (beyond: A2AV_ERR_ARG) and displacements beyond 2^31. */
+int A2AV_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request);
+
+/* Same arguments and semantics as MPI_Ialltoall (uniform blocks), as A2AV_Ialltoallv: only the
+   buffers must stay untouched until the request completes. */
+int A2AV_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+
 /* Same arguments and semantics as MPI_Neighbor_alltoallv on a communicator with a process
    topology (Cartesian, graph, distributed graph): one block per edge, count and displacement
    arrays of the in- and out-degree. Block order as MPI-4.1 Section 8.6 defines it, periodic
@@ -58,6 +70,14 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
 int A2AV_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+
+/* Same arguments and semantics as MPI_Ineighbor_alltoallv: A2AV_Neighbor_alltoallv's
+   messages, completed by MPI_Wait, MPI_Test or their kin. Buffers must stay untouched until
+   then; the count and displacement arrays are read by this call only. */
+int A2AV_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request);
 
 /* The same with an explicit algorithm spec ("tuna:radix=4"); NULL or "" means auto. */
 int A2AV_Alltoallv_with(const char* algorithm, const void* sendbuf, const MPI_Count sendcounts[],

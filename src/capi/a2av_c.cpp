@@ -13,6 +13,8 @@
 #include "driver/neighbor_alltoallv.hpp"
 #include "sparse/sparse.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,25 @@ void uniform(int count, int n, std::vector<MPI_Count>& counts, std::vector<MPI_A
   for (int i = 0; i < n; ++i) displs[i] = static_cast<MPI_Aint>(i) * count;
 }
 
+// The nonblocking entry points' common start: the request pointer checked and cleared, the
+// communicator's size.
+int started_size(MPI_Request* request, MPI_Comm comm) {
+  if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
+  *request = MPI_REQUEST_NULL;
+  return a2av::comm_context(comm).size;
+}
+
+void start(const a2av::Call& call, MPI_Request* request) {
+  const a2av::NonblockingStart started = a2av::start_ialltoallv(call);
+  *request = started.request;
+  last().result.peak_temp_bytes = started.peak_temp_bytes;
+  last().algorithm = std::string("nonblocking:") + started.schedule;
+}
+
+bool beyond_int(const MPI_Count* counts, int n) {
+  return counts && std::any_of(counts, counts + n, [](MPI_Count c) { return c > INT_MAX; });
+}
+
 }  // namespace
 
 extern "C" {
@@ -133,6 +154,35 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   });
 }
 
+int A2AV_Ialltoallv_c(const void* sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void* recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request* request) {
+  last().result = {};
+  return guarded([&] {
+    const int size = started_size(request, comm);
+    if (beyond_int(sendbuf == MPI_IN_PLACE ? nullptr : sendcounts, size) ||
+        beyond_int(recvcounts, size))
+      a2av::fail(A2AV_ERR_ARG, "the nonblocking exchange takes counts up to INT_MAX");
+    start({sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm},
+          request);
+  });
+}
+
+int A2AV_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  last().result = {};
+  return guarded([&] {
+    const int size = started_size(request, comm);
+    Widened& w = a2av::per_thread<Widened>();
+    uniform(sendcount, size, w.sendcounts, w.sdispls);
+    uniform(recvcount, size, w.recvcounts, w.rdispls);
+    start({sendbuf, w.sendcounts.data(), w.sdispls.data(), sendtype, recvbuf, w.recvcounts.data(),
+           w.rdispls.data(), recvtype, comm},
+          request);
+  });
+}
+
 int A2AV_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
@@ -141,6 +191,22 @@ int A2AV_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
     last().result.peak_temp_bytes = a2av::neighbor_alltoallv(
         {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm});
     last().algorithm = "neighbor:direct";
+  });
+}
+
+int A2AV_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
+  last().result = {};
+  return guarded([&] {
+    if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
+    *request = MPI_REQUEST_NULL;
+    const a2av::NonblockingStart started = a2av::start_ineighbor_alltoallv(
+        {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm});
+    *request = started.request;
+    last().result.peak_temp_bytes = started.peak_temp_bytes;
+    last().algorithm = std::string("neighbor:nonblocking:") + started.schedule;
   });
 }
 

@@ -91,8 +91,9 @@ inline constexpr std::array kEnvironment{
             .default_text = "auto"},
     EnvSpec{.name = "A2AV_PRELOAD_STATS",
             .type = EnvType::flag,
-            .doc = "the preload library prints at MPI_Finalize (rank 0) how many MPI_Alltoallv "
-                   "and MPI_Alltoall calls went through each algorithm, and their time",
+            .doc = "the preload library prints at MPI_Finalize (rank 0), for every entry point "
+                   "it interposes, how many calls went through each algorithm or to the MPI "
+                   "library, and their time",
             .fallback = 0},
     EnvSpec{.name = "A2AV_INPLACE_CHUNK",
             .type = EnvType::integer,

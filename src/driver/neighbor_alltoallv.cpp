@@ -12,6 +12,7 @@
 //   tag, which MPI's non-overtaking rule matches in that order.
 // Tags: kNeighborCartesian and kNeighborGraph (core/tags.hpp), on the private communicator.
 // Memory: the neighbour lists and one request and status per edge, O(degree), never O(P).
+// start_ineighbor_alltoallv posts the same messages behind a request (MPI_Ineighbor_alltoallv).
 #include "driver/neighbor_alltoallv.hpp"
 
 #include "core/call.hpp"
@@ -19,6 +20,7 @@
 #include "core/comm_context.hpp"
 #include "core/p2p.hpp"
 #include "core/tags.hpp"
+#include "driver/nonblocking_operation.hpp"
 
 #include <vector>
 
@@ -104,19 +106,68 @@ std::byte* block(const void* base, int displ, std::int64_t extent) {
   return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
 }
 
+// This rank's checks (nothing is agreed across ranks), and the neighbours.
+Neighbours checked_neighbours(const NeighborCall& call, const CommContext& ctx) {
+  if (call.sendbuf == MPI_IN_PLACE)
+    fail(A2AV_ERR_ARG, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
+  Neighbours n = neighbours_of(call.comm);
+  check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size(),
+             type_info(call.sendtype));
+  check_side("receive", call.recvbuf, call.recvcounts, call.rdispls, n.sources.size(),
+             type_info(call.recvtype));
+  return n;
+}
+
+// Posts every receive, then every send: `add(expected)` gives the request to post into (the
+// count the receive must get, -1 for a send or a receive from MPI_PROC_NULL), `posted(rc,
+// what)` handles a failed post.
+template <class Add, class Posted>
+void post_messages(const NeighborCall& call, const Neighbours& n, MPI_Comm comm, Add add,
+                   Posted posted) {
+  const std::int64_t send_extent = type_info(call.sendtype).extent,
+                     recv_extent = type_info(call.recvtype).extent;
+  for (std::size_t k = 0; k < n.sources.size(); ++k) {
+    const int tag = n.cartesian ? tags::kNeighborCartesian.cycle(k) : tags::kNeighborGraph.tag();
+    const int expected = n.sources[k] == MPI_PROC_NULL ? -1 : call.recvcounts[k];
+    posted(MPI_Irecv(block(call.recvbuf, call.rdispls[k], recv_extent), call.recvcounts[k],
+                     call.recvtype, n.sources[k], tag, comm, &add(expected)),
+           "MPI_Irecv");
+  }
+  for (std::size_t s = 0; s < n.destinations.size(); ++s) {
+    const int tag =
+        n.cartesian ? tags::kNeighborCartesian.cycle(s ^ 1) : tags::kNeighborGraph.tag();
+    posted(MPI_Isend(block(call.sendbuf, call.sdispls[s], send_extent), call.sendcounts[s],
+                     call.sendtype, n.destinations[s], tag, comm, &add(-1)),
+           "MPI_Isend");
+  }
+}
+
+// The nonblocking form: the same messages, completed by the caller's MPI_Wait or MPI_Test
+// (a receive of another count than expected shows there as MPI_ERR_TRUNCATE). Several may be
+// outstanding on one communicator: every rank posts them in the same order, and MPI matches
+// messages of one source and tag in posting order.
+class NeighborExchange : public NonblockingOperation {
+ public:
+  NeighborExchange(const NeighborCall& call, const Neighbours& n, const CommContext& ctx)
+      : recvtype_(call.recvtype) {
+    reserve_requests(n.sources.size() + n.destinations.size());
+    post_messages(
+        call, n, ctx.comm, [&](int expected) -> MPI_Request& { return add(expected); },
+        [&](int rc, const char* what) { posted(rc, what); });
+  }
+  bool progress() override { return all_tested(recvtype_); }
+  std::int64_t temp_bytes() const { return request_bytes(); }
+
+ private:
+  MPI_Datatype recvtype_;
+};
+
 }  // namespace
 
 std::int64_t neighbor_alltoallv(const NeighborCall& call) {
-  if (call.sendbuf == MPI_IN_PLACE)
-    fail(A2AV_ERR_ARG, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
   const CommContext& ctx = comm_context(call.comm);
-  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
-  const Neighbours n = neighbours_of(call.comm);
-  const TypeInfo send_type = type_info(call.sendtype), recv_type = type_info(call.recvtype);
-  check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size(), send_type);
-  check_side("receive", call.recvbuf, call.recvcounts, call.rdispls, n.sources.size(), recv_type);
-  const std::int64_t send_extent = send_type.extent, recv_extent = recv_type.extent;
-
+  const Neighbours n = checked_neighbours(call, ctx);
   std::vector<MPI_Request> requests;
   requests.reserve(n.sources.size() + n.destinations.size());
   auto posted = [&](int rc, const char* what) {
@@ -125,19 +176,8 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
       if (r != MPI_REQUEST_NULL && MPI_Cancel(&r) == MPI_SUCCESS) MPI_Request_free(&r);
     check_mpi(rc, what);
   };
-  for (std::size_t k = 0; k < n.sources.size(); ++k) {
-    const int tag = n.cartesian ? tags::kNeighborCartesian.cycle(k) : tags::kNeighborGraph.tag();
-    posted(MPI_Irecv(block(call.recvbuf, call.rdispls[k], recv_extent), call.recvcounts[k],
-                     call.recvtype, n.sources[k], tag, ctx.comm, &requests.emplace_back()),
-           "MPI_Irecv");
-  }
-  for (std::size_t s = 0; s < n.destinations.size(); ++s) {
-    const int tag =
-        n.cartesian ? tags::kNeighborCartesian.cycle(s ^ 1) : tags::kNeighborGraph.tag();
-    posted(MPI_Isend(block(call.sendbuf, call.sdispls[s], send_extent), call.sendcounts[s],
-                     call.sendtype, n.destinations[s], tag, ctx.comm, &requests.emplace_back()),
-           "MPI_Isend");
-  }
+  post_messages(
+      call, n, ctx.comm, [&](int) -> MPI_Request& { return requests.emplace_back(); }, posted);
   std::vector<MPI_Status> statuses(requests.size());
   [[maybe_unused]] const WorldErrorsReturn guard;  // a truncated receive is a count error
   const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
@@ -160,6 +200,13 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
   return static_cast<std::int64_t>(
       (n.sources.capacity() + n.destinations.capacity()) * sizeof(int) +
       requests.capacity() * sizeof(MPI_Request) + statuses.capacity() * sizeof(MPI_Status));
+}
+
+NonblockingStart start_ineighbor_alltoallv(const NeighborCall& call) {
+  const CommContext& ctx = comm_context(call.comm);
+  auto exchange = std::make_unique<NeighborExchange>(call, checked_neighbours(call, ctx), ctx);
+  const std::int64_t temp = exchange->temp_bytes();
+  return {start_request(std::move(exchange)), "direct", temp};
 }
 
 }  // namespace a2av

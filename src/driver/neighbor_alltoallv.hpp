@@ -2,6 +2,8 @@
 // topology (Cartesian, graph or distributed graph).
 #pragma once
 
+#include "driver/ialltoallv.hpp"  // NonblockingStart
+
 #include <mpi.h>
 
 #include <cstdint>
@@ -26,5 +28,9 @@ struct NeighborCall {
 // an error must not leave its peers waiting), then exchanges. Throws a2av::Error.
 // Returns the temporary bytes used (request and neighbour lists, O(degree)).
 std::int64_t neighbor_alltoallv(const NeighborCall& call);
+
+// MPI_Ineighbor_alltoallv: the same checks and messages, completed by the caller's MPI_Wait
+// or MPI_Test. The count and displacement arrays are read here only.
+NonblockingStart start_ineighbor_alltoallv(const NeighborCall& call);
 
 }  // namespace a2av

@@ -3,8 +3,8 @@
 // PMPI_Alltoallv themselves, so the C entry point never sees a Fortran program's exchange.
 // These take the Fortran arguments (handles as MPI_Fint, Open MPI's MPI_IN_PLACE and
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
-// The persistent exchange needs MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
-// must reach persistent.cpp for every request the Fortran MPIX_ALLTOALLV_INIT made.
+// The persistent exchanges need MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
+// must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made.
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
 // already (fortran_mpich.cpp).
 #include "preload/fortran_common.hpp"
@@ -24,6 +24,12 @@ void* c_buffer(void* fortran_buffer) {
   if (OMPI_IS_FORTRAN_IN_PLACE(fortran_buffer)) return MPI_IN_PLACE;
   if (OMPI_IS_FORTRAN_BOTTOM(fortran_buffer)) return MPI_BOTTOM;
   return fortran_buffer;
+}
+
+// The C request's Fortran handle, and IERROR.
+void set_request(MPI_Fint* request, MPI_Request c_request, MPI_Fint* ierror, int rc) {
+  *request = PMPI_Request_c2f(c_request);
+  set_ierror(ierror, rc);
 }
 
 }  // namespace
@@ -81,6 +87,51 @@ void mpix_alltoallv_init_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_F
   *request = PMPI_Request_c2f(c_request);
 }
 
+void mpi_ialltoall_(void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
+                    void* recvbuf, const MPI_Fint* recvcount, const MPI_Fint* recvtype,
+                    const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  const int rc =
+      MPI_Ialltoall(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), c_buffer(recvbuf),
+                    *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+  set_request(request, c_request, ierror, rc);
+}
+
+void mpi_ineighbor_alltoallv_(void* sendbuf, const MPI_Fint* sendcounts, const MPI_Fint* sdispls,
+                              const MPI_Fint* sendtype, void* recvbuf, const MPI_Fint* recvcounts,
+                              const MPI_Fint* rdispls, const MPI_Fint* recvtype,
+                              const MPI_Fint* comm, MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  const int rc = MPI_Ineighbor_alltoallv(
+      c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), c_buffer(recvbuf),
+      recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+  set_request(request, c_request, ierror, rc);
+}
+
+void mpix_alltoall_init_(void* sendbuf, const MPI_Fint* sendcount, const MPI_Fint* sendtype,
+                         void* recvbuf, const MPI_Fint* recvcount, const MPI_Fint* recvtype,
+                         const MPI_Fint* comm, const MPI_Fint* info, MPI_Fint* request,
+                         MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  const int rc = MPIX_Alltoall_init(c_buffer(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype),
+                                    c_buffer(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype),
+                                    PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+  set_request(request, c_request, ierror, rc);
+}
+
+void mpix_neighbor_alltoallv_init_(void* sendbuf, const MPI_Fint* sendcounts,
+                                   const MPI_Fint* sdispls, const MPI_Fint* sendtype, void* recvbuf,
+                                   const MPI_Fint* recvcounts, const MPI_Fint* rdispls,
+                                   const MPI_Fint* recvtype, const MPI_Fint* comm,
+                                   const MPI_Fint* info, MPI_Fint* request, MPI_Fint* ierror) {
+  MPI_Request c_request = MPI_REQUEST_NULL;
+  const int rc =
+      MPIX_Neighbor_alltoallv_init(c_buffer(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype),
+                                   c_buffer(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype),
+                                   PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+  set_request(request, c_request, ierror, rc);
+}
+
 void mpi_start_(MPI_Fint* request, MPI_Fint* ierror) {
   start(request, ierror);
 }
@@ -121,6 +172,22 @@ A2AV_FORTRAN_ALIAS(mpix_alltoallv_init, mpix_alltoallv_init_)
 A2AV_FORTRAN_ALIAS(mpix_alltoallv_init__, mpix_alltoallv_init_)
 A2AV_FORTRAN_ALIAS(MPIX_ALLTOALLV_INIT, mpix_alltoallv_init_)
 A2AV_FORTRAN_ALIAS(mpix_alltoallv_init_f08_, mpix_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoall, mpi_ialltoall_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoall__, mpi_ialltoall_)
+A2AV_FORTRAN_ALIAS(MPI_IALLTOALL, mpi_ialltoall_)
+A2AV_FORTRAN_ALIAS(mpi_ialltoall_f08_, mpi_ialltoall_)
+A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv, mpi_ineighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv__, mpi_ineighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(MPI_INEIGHBOR_ALLTOALLV, mpi_ineighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv_f08_, mpi_ineighbor_alltoallv_)
+A2AV_FORTRAN_ALIAS(mpix_alltoall_init, mpix_alltoall_init_)
+A2AV_FORTRAN_ALIAS(mpix_alltoall_init__, mpix_alltoall_init_)
+A2AV_FORTRAN_ALIAS(MPIX_ALLTOALL_INIT, mpix_alltoall_init_)
+A2AV_FORTRAN_ALIAS(mpix_alltoall_init_f08_, mpix_alltoall_init_)
+A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init, mpix_neighbor_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init__, mpix_neighbor_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(MPIX_NEIGHBOR_ALLTOALLV_INIT, mpix_neighbor_alltoallv_init_)
+A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init_f08_, mpix_neighbor_alltoallv_init_)
 A2AV_FORTRAN_ALIAS(mpi_start, mpi_start_)
 A2AV_FORTRAN_ALIAS(mpi_start__, mpi_start_)
 A2AV_FORTRAN_ALIAS(MPI_START, mpi_start_)

@@ -72,6 +72,15 @@ bool intracommunicator(MPI_Comm comm) {
   return comm != MPI_COMM_NULL && PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter;
 }
 
+int peers(MPI_Comm comm) {
+  int size = 0;
+  if (intracommunicator(comm))
+    PMPI_Comm_size(comm, &size);
+  else
+    PMPI_Comm_remote_size(comm, &size);
+  return size;
+}
+
 void use_pmpi_as_vendor() {
   set_vendor_alltoallv(&PMPI_Alltoallv);
 }

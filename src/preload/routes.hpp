@@ -37,11 +37,14 @@ int timed(const char* function, const char* route_or_null, Body body) {
 // program sees its MPI's own error behaviour; other errors go to the communicator's handler.
 // Intercommunicators, which a2av leaves to the MPI library, are counted apart from those
 // fallbacks ("via intercommunicator:PMPI"), so that the statistics tell the two apart.
+// `a2av_route` names what a2av did where A2AV_Last_algorithm does not (a call that only
+// keeps its arguments).
 template <class A2av, class Pmpi>
-int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi) {
+int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi,
+          const char* a2av_route = nullptr) {
   use_pmpi_as_vendor();
   if (!intracommunicator(comm)) return timed(function, "intercommunicator:PMPI", pmpi);
-  const int rc = timed(function, nullptr, a2av);
+  const int rc = timed(function, a2av_route, a2av);
   if (rc == A2AV_SUCCESS) return MPI_SUCCESS;
   if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
   if (rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM)
@@ -49,5 +52,8 @@ int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av,
   MPI_Comm_call_errhandler(comm, mpi_error_for(rc));
   return mpi_error_for(rc);
 }
+
+// The size of `comm`'s (remote) group: the length of an alltoall's arrays.
+int peers(MPI_Comm comm);
 
 }  // namespace a2av::preload

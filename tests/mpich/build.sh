@@ -12,7 +12,8 @@ shift 2
 # documentation advises: a tenth of the per-file -O2 -g build's time, same checks.
 cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA2AV_SANITIZE=ON \
   -DCMAKE_UNITY_BUILD=ON "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
-  -DA2AV_BUILD_EXAMPLES=OFF -DMPI_C_COMPILER=mpicc.mpich -DMPI_CXX_COMPILER=mpicxx.mpich >/dev/null
+  -DA2AV_BUILD_EXAMPLES=OFF -DA2AV_BUILD_PYTHON=OFF -DMPI_C_COMPILER=mpicc.mpich \
+  -DMPI_CXX_COMPILER=mpicxx.mpich >/dev/null
 cmake --build "$out/build" -j2 --target a2av a2av_preload "$@"
 rm -rf "$out/prefix" "$out/relocated"
 cmake --install "$out/build" --component library --prefix "$out/prefix" >/dev/null

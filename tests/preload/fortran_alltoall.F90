@@ -1,12 +1,15 @@
 ! A Fortran program as users write it: MPI_ALLTOALLV (also with MPI_IN_PLACE), MPI_IALLTOALLV,
-! persistent MPI_ALLTOALLV_INIT (Open MPI 4.1: MPIX_, -DOPEN_MPI_EXTENSIONS), MPI_ALLTOALL and
-! MPI_NEIGHBOR_ALLTOALLV, every value checked. Built three times, once per way Fortran reaches
+! persistent MPI_ALLTOALLV_INIT and MPI_ALLTOALL_INIT (Open MPI 4.1: MPIX_,
+! -DOPEN_MPI_EXTENSIONS), MPI_ALLTOALL, MPI_IALLTOALL, MPI_NEIGHBOR_ALLTOALLV and
+! MPI_INEIGHBOR_ALLTOALLV, every value checked. Built three times, once per way Fortran reaches
 ! MPI: include 'mpif.h' (default), `use mpi` (-DUSE_MPI) and `use mpi_f08` (-DUSE_MPI_F08).
 ! Rank 0 prints " No Errors" when all passed; stops with a non-zero code on any wrong value.
 #if defined(OPEN_MPI_EXTENSIONS)
 #  define ALLTOALLV_INIT MPIX_ALLTOALLV_INIT
+#  define ALLTOALL_INIT MPIX_ALLTOALL_INIT
 #else
 #  define ALLTOALLV_INIT MPI_ALLTOALLV_INIT
+#  define ALLTOALL_INIT MPI_ALLTOALL_INIT
 #endif
 program fortran_alltoall
 #if defined(USE_MPI_F08)
@@ -111,6 +114,18 @@ program fortran_alltoall
   recvbuf = sendbuf
   call MPI_ALLTOALL(MPI_IN_PLACE, 0, MPI_INTEGER, recvbuf, 2, MPI_INTEGER, MPI_COMM_WORLD, ierr)
   call check_blocks(recvbuf, sc, sd, 'MPI_ALLTOALL in place')
+  recvbuf = -1
+  call MPI_IALLTOALL(sendbuf, 2, MPI_INTEGER, recvbuf, 2, MPI_INTEGER, MPI_COMM_WORLD, request, &
+                     ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call check_blocks(recvbuf, sc, sd, 'MPI_IALLTOALL')
+  call ALLTOALL_INIT(sendbuf, 2, MPI_INTEGER, recvbuf, 2, MPI_INTEGER, MPI_COMM_WORLD, &
+                     MPI_INFO_NULL, request, ierr)
+  recvbuf = -1
+  call MPI_START(request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call check_blocks(recvbuf, sc, sd, 'persistent MPI_ALLTOALL')
+  call MPI_REQUEST_FREE(request, ierr)
 
   ! MPI_NEIGHBOR_ALLTOALLV on a periodic ring: block 1 goes down, block 2 up, so what comes
   ! from below is that rank's block 2 (s + mod(rank, 2) integers in block s).
@@ -127,13 +142,12 @@ program fortran_alltoall
   nrecv = -1
   call MPI_NEIGHBOR_ALLTOALLV(nsend, ncounts_send, ndispls, MPI_INTEGER, nrecv, ncounts_recv, &
                               ndispls, MPI_INTEGER, ring, ierr)
-  do k = 1, ncounts_recv(1)
-    if (nrecv(k) /= value(below, 2, k)) errors = errors + 1
-  end do
-  do k = 1, ncounts_recv(2)
-    if (nrecv(3 + k) /= value(above, 1, k)) errors = errors + 1
-  end do
-  if (ierr /= MPI_SUCCESS) errors = errors + 1
+  call check_ring('MPI_NEIGHBOR_ALLTOALLV')
+  nrecv = -1
+  call MPI_INEIGHBOR_ALLTOALLV(nsend, ncounts_send, ndispls, MPI_INTEGER, nrecv, ncounts_recv, &
+                               ndispls, MPI_INTEGER, ring, request, ierr)
+  call MPI_WAIT(request, MPI_STATUS_IGNORE, ierr)
+  call check_ring('MPI_INEIGHBOR_ALLTOALLV')
   call MPI_COMM_FREE(ring, ierr)
 
   call MPI_ALLREDUCE(errors, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
@@ -148,6 +162,20 @@ program fortran_alltoall
   if (total /= 0) stop 1
 
 contains
+
+  subroutine check_ring(what)
+    character(len=*), intent(in) :: what
+    integer :: before
+    before = errors
+    do k = 1, ncounts_recv(1)
+      if (nrecv(k) /= value(below, 2, k)) errors = errors + 1
+    end do
+    do k = 1, ncounts_recv(2)
+      if (nrecv(3 + k) /= value(above, 1, k)) errors = errors + 1
+    end do
+    if (ierr /= MPI_SUCCESS) errors = errors + 1
+    if (errors > before) print '(a,a,i0)', what, ': wrong values on rank ', rank
+  end subroutine check_ring
 
   integer function value(from, to, k)
     integer, intent(in) :: from, to, k
