@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenmpi-dev openmpi-bin libmpich-dev mpich
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev
-  gfortran python3 python3-matplotlib python3-mpi4py libfftw3-dev libfftw3-mpi-dev libsimgrid-dev)
+  gfortran python3 python3-dev python3-matplotlib python3-mpi4py python3-numpy libfftw3-dev
+  libfftw3-mpi-dev libsimgrid-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,23 +1,23 @@
 # The Python package (python/, docs/python.md) as users meet it: installed, the prefix moved
 # (the preload tests' fixture, tests/preload.cmake), found through PYTHONPATH alone with
-# LD_LIBRARY_PATH unset, under Debian's python3 and its mpi4py, which is built for Open MPI.
+# LD_LIBRARY_PATH unset, under A2AV_PYTHON (Debian's python3) and its mpi4py, which is built for Open MPI.
 # Each program checks every byte and prints " No Errors" on rank 0 (tests/python/).
-find_program(A2AV_DEBIAN_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
+# The package is built where A2AV_PYTHON has its headers (python/CMakeLists.txt).
 set(_python_usable FALSE)
-if(A2AV_DEBIAN_PYTHON AND A2AV_MPI_FLAVOUR STREQUAL "Open MPI")
-  execute_process(COMMAND ${A2AV_DEBIAN_PYTHON} -c "import mpi4py, numpy"
+if(TARGET a2av_python_exchange AND A2AV_MPI_FLAVOUR STREQUAL "Open MPI")
+  execute_process(COMMAND ${A2AV_PYTHON} -c "import mpi4py, numpy"
                   RESULT_VARIABLE _python_imports OUTPUT_QUIET ERROR_QUIET)
   if(_python_imports EQUAL 0)
     set(_python_usable TRUE)
   endif()
 endif()
 if(NOT _python_usable)
-  message(STATUS "a2av: no python_ tests (they need /usr/bin/python3 with mpi4py and numpy, "
-                 "and Open MPI)")
+  message(STATUS "a2av: no python_ tests (they need the package built, ${A2AV_PYTHON} with "
+                 "mpi4py and numpy, and Open MPI)")
   return()
 endif()
 
-set(_python ${A2AV_DEBIAN_PYTHON})
+set(_python ${A2AV_PYTHON})
 set(_python_env env -u LD_LIBRARY_PATH
     PYTHONPATH=${CMAKE_CURRENT_BINARY_DIR}/preload/relocated/lib/python3/dist-packages)
 set(_python_expect ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/tool/expect.py --timeout 100)

@@ -66,18 +66,12 @@ def _check_same_mpi(library):
 
 
 _c_int, _void_p, _char_p = ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
-# name: (result type, argument types). Arrays and buffers are passed as addresses (c_void_p);
-# an A2AV_Sparse handle is a c_void_p too. None: no conversion, for functions called once
-# per message with ctypes objects and small ints only, a third of the time per call.
+# name: (result type, argument types). Arrays and buffers are passed as addresses (c_void_p).
+# The sparse exchange is called from C (_exchange.c), not from here.
 _SIGNATURES = {
     "A2AV_Alltoall": (_c_int, [_void_p, _c_int, Datatype, _void_p, _c_int, Datatype, Comm]),
     "A2AV_Alltoallv_with": (_c_int, [_char_p, _void_p, _void_p, _void_p, Datatype,
                                      _void_p, _void_p, _void_p, Datatype, Comm]),
-    "A2AV_Sparse_exchange": (_c_int, [_c_int, _void_p, _void_p, _void_p, Comm, _char_p,
-                                      ctypes.POINTER(ctypes.c_void_p)]),
-    "A2AV_Sparse_count": (_c_int, None),    # (A2AV_Sparse, int*)
-    "A2AV_Sparse_message": (_c_int, None),  # (A2AV_Sparse, int, int*, const void**, MPI_Count*)
-    "A2AV_Sparse_free": (_c_int, None),     # (A2AV_Sparse*)
     "A2AV_Exchange_inplace": (_c_int, [_void_p, Count, _void_p, _void_p, Datatype, Comm,
                                        _char_p]),
     "A2AV_Error_string": (_char_p, [_c_int]),
