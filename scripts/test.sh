@@ -3,14 +3,15 @@
 # ctest. Exits non-zero when the build or any test fails, or when no test is defined.
 #   --quick  the development loop's tier: launches of up to 4 ranks (communicators of 1 to
 #            4), without the SimGrid and MPICH builds and their runs, the per-algorithm runs
-#            of the conformance programs, the applications at 1 and 4 ranks (3 stays),
+#            of the conformance programs, the applications at 1 and 4 ranks (3 stays), the
+#            Python and installed-prefix programs at 3 and 4 (1 and 2 stay),
 #            emulated nodes beyond 2x2 and 4x1, the soak and the tests labelled long (CI runs
 #            the whole suite: no argument)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=()
 if [[ "${1:-}" == "--quick" ]]; then
-  quick=(-E '^(sim_|mpich_|preload_mpich|preload_c_|capi_conformance_|soak)|^(example|fft|transitive_closure)_.*\.np[14]$|\.np([5-9]|1[0-9])$|_nodes_(2x3|4x2|4x4|5in2|7in3)' -LE long)
+  quick=(-E '^(sim_|mpich_|preload_mpich|preload_c_|capi_conformance_|soak)|^(example|fft|transitive_closure)_.*\.np[14]$|^(python|installed)_.*\.np[34]$|\.np([5-9]|1[0-9])$|_nodes_(2x3|4x2|4x4|5in2|7in3)' -LE long)
 elif [[ $# -gt 0 ]]; then
   echo "usage: scripts/test.sh [--quick]" >&2
   exit 2
