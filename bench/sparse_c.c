@@ -6,7 +6,9 @@
  * with "copy", copied into one buffer of its own, as the Python binding returns it.
  * Per S: `iterations` timed exchanges after 10 untimed ones, each timed from a barrier to
  * its end and taken as the maximum over ranks; rank 0 prints "S median_seconds algorithm".
- * The first exchange of each size checks every byte received.
+ * The first exchange of each size checks every byte received. MPI is initialized at
+ * MPI_THREAD_MULTIPLE, the level mpi4py asks for by default, so that both sides run the
+ * same MPI (Open MPI takes locks at that level).
  *
  *   mpiexec -n 4 sparse_c 1024,16384,262144 200 auto [copy]
  */
@@ -103,7 +105,8 @@ static double run_size(long bytes, int iterations, const char* algorithm, int co
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   if (argc != 4 && !(argc == 5 && strcmp(argv[4], "copy") == 0)) {
     fprintf(stderr, "usage: sparse_c SIZES ITERATIONS ALGORITHM [copy] (1024,16384 200 auto)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -133,6 +133,8 @@ find_program(A2AV_DEBIAN_PYTHON python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(A2AV_DEBIAN_PYTHON)
   a2av_preload_test(NAME preload_mpi4py ${_openmpi_run} RANKS 1 3 4
                     MATCH "${_ialltoallv_taken}" "MPI_Neighbor_alltoallv calls via neighbor:direct"
+                          "MPI_Ialltoall calls via nonblocking:[a-z]"
+                          "MPI_Ineighbor_alltoallv calls via neighbor:nonblocking:direct"
                     COMMAND ${A2AV_DEBIAN_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/preload/mpi4py_alltoall.py)
 endif()
 
