@@ -86,12 +86,16 @@ void explain(const CommContext& ctx, const SingleCopy* single) {
                               ctx.size, segment.failure().c_str());
   std::fprintf(stderr,
                "a2av: shared_memory on %d ranks: %zu bytes of cells per rank, blocks of up to "
-               "%lld bytes go through them; %s%s\n",
+               "%lld bytes go through them; %s%s%s%s\n",
                ctx.size, segment.part_bytes(0),
                static_cast<long long>(cell_capacity(segment.part_bytes(0), ctx.size)),
                single->ok() ? "larger ones are read from the sender's buffer"
                             : "larger ones go as MPI messages: ",
-               single->ok() ? "" : single->failure().c_str());
+               single->ok() ? "" : single->failure().c_str(),
+               segment.fallback().empty() ? ""
+                                          : "; cells in a named segment, the nameless one "
+                                            "failed at ",
+               segment.fallback().c_str());
 }
 
 class Cells {

@@ -255,6 +255,18 @@ Attempt attempt_segment(MPI_Comm comm, std::size_t bytes, Route route) {
   return attempt;
 }
 
+// "rank R: why" of the attempt's first failed rank, on every rank (collective).
+std::string agreed_reason(MPI_Comm comm, const Attempt& attempt) {
+  std::array<char, 256> reason{};
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  if (rank == attempt.first_failed)
+    std::strncpy(reason.data(), attempt.failure.c_str(), reason.size() - 1);
+  check_mpi(MPI_Bcast(reason.data(), reason.size(), MPI_CHAR, attempt.first_failed, comm),
+            "MPI_Bcast");
+  return fmt::format("rank {}: {}", attempt.first_failed, reason.data());
+}
+
 }  // namespace
 
 std::int64_t shared_memory_budget(int size) {
@@ -280,22 +292,15 @@ NodeSegment::NodeSegment(MPI_Comm comm, std::vector<std::size_t> part_bytes) {
     failure_ = "rank 0: no shared memory was asked for";
     return;
   }
-  Attempt attempt;
   for (const Route route : kRoutes) {
-    attempt = attempt_segment(comm, bytes(), route);
+    const Attempt attempt = attempt_segment(comm, bytes(), route);
     if (attempt.first_failed == size) {
       base_ = attempt.base;
       return;
     }
+    // Every rank learns why: the failure, or why the route that served was not the first.
+    (route == kRoutes.back() ? failure_ : fallback_) = agreed_reason(comm, attempt);
   }
-  std::array<char, 256> reason{};
-  int rank = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  if (rank == attempt.first_failed)
-    std::strncpy(reason.data(), attempt.failure.c_str(), reason.size() - 1);
-  check_mpi(MPI_Bcast(reason.data(), reason.size(), MPI_CHAR, attempt.first_failed, comm),
-            "MPI_Bcast");
-  failure_ = fmt::format("rank {}: {}", attempt.first_failed, reason.data());
 }
 
 NodeSegment::~NodeSegment() {

@@ -66,6 +66,8 @@ class NodeSegment {
 
   bool ok() const { return base_ != nullptr; }
   const std::string& failure() const { return failure_; }
+  // Why the nameless route failed ("rank R: ...") where a named one was tried; else "".
+  const std::string& fallback() const { return fallback_; }
   std::size_t part_bytes(int rank) const { return offsets_[rank + 1] - offsets_[rank]; }
   std::size_t bytes() const { return offsets_.back(); }
   std::byte* part(int rank) const { return base_ + offsets_[rank]; }
@@ -74,6 +76,7 @@ class NodeSegment {
   std::byte* base_ = nullptr;
   std::vector<std::size_t> offsets_;  // by rank, then the total
   std::string failure_;
+  std::string fallback_;
 };
 
 }  // namespace a2av

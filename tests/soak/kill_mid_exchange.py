@@ -69,8 +69,10 @@ def start_job(args, comm_every, pid_dir, log):
                args.soak, "--calls", "1000000000", "--comm-every", str(comm_every),
                "--algorithms", "shared_memory", "--sparse-algorithms", "shared_memory",
                "--pid-dir", pid_dir]
+    # A2AV_VERBOSE: rank 0 of each communicator says where its cells are, and why the
+    # nameless segment failed when a named one served (the only case that can leave a name).
     return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+                            start_new_session=True, env={**os.environ, "A2AV_VERBOSE": "1"})
 
 
 def kill_and_reap(job, pids, victim):
@@ -106,6 +108,10 @@ def trial(args, comm_every, victim):
         who = "every rank" if victim == "all" else f"rank {victim}"
         print(f"comm-every {comm_every:>4}, SIGKILL to {who:<10}: pids {pids}, "
               f"all gone: {gone}, left in {SHM}: {left if left else 'nothing'}")
+        if left:
+            log.seek(0)
+            why = sorted({line.strip() for line in log if "nameless one failed" in line})
+            print("  why named:", *(why or ["(not reported)"]), sep="\n    ")
         return left if gone else ["(processes survived)"]
 
 
