@@ -79,17 +79,26 @@ void uniform(int count, int n, std::vector<MPI_Count>& counts, std::vector<MPI_A
 
 // The nonblocking entry points' common start: the request pointer checked and cleared, the
 // communicator's size.
-int started_size(MPI_Request* request, MPI_Comm comm) {
+void clear_request(MPI_Request* request) {
   if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
   *request = MPI_REQUEST_NULL;
+}
+
+int started_size(MPI_Request* request, MPI_Comm comm) {
+  clear_request(request);
   return a2av::comm_context(comm).size;
 }
 
-void start(const a2av::Call& call, MPI_Request* request) {
-  const a2av::NonblockingStart started = a2av::start_ialltoallv(call);
+// The caller's request and the thread's call info for a started nonblocking exchange; `kind`
+// prefixes the schedule's name ("nonblocking:direct").
+void hand_out(const a2av::NonblockingStart& started, const char* kind, MPI_Request* request) {
   *request = started.request;
   last().result.peak_temp_bytes = started.peak_temp_bytes;
-  last().algorithm = std::string("nonblocking:") + started.schedule;
+  last().algorithm = std::string(kind) + started.schedule;
+}
+
+void start(const a2av::Call& call, MPI_Request* request) {
+  hand_out(a2av::start_ialltoallv(call), "nonblocking:", request);
 }
 
 bool beyond_int(const MPI_Count* counts, int n) {
@@ -139,18 +148,12 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
                     MPI_Request* request) {
   last().result = {};
   return guarded([&] {
-    if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
-    *request = MPI_REQUEST_NULL;
-    const int size = a2av::comm_context(comm).size;
+    const int size = started_size(request, comm);
     Widened& w = a2av::per_thread<Widened>();
-    const a2av::Call call{
-        sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls), sendtype,
-        recvbuf, widen(recvcounts, size, w.recvcounts), widen(rdispls, size, w.rdispls), recvtype,
-        comm};
-    const a2av::NonblockingStart started = a2av::start_ialltoallv(call);
-    *request = started.request;
-    last().result.peak_temp_bytes = started.peak_temp_bytes;
-    last().algorithm = std::string("nonblocking:") + started.schedule;
+    start({sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls),
+           sendtype, recvbuf, widen(recvcounts, size, w.recvcounts),
+           widen(rdispls, size, w.rdispls), recvtype, comm},
+          request);
   });
 }
 
@@ -200,13 +203,10 @@ int A2AV_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const 
                              MPI_Request* request) {
   last().result = {};
   return guarded([&] {
-    if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
-    *request = MPI_REQUEST_NULL;
-    const a2av::NonblockingStart started = a2av::start_ineighbor_alltoallv(
-        {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm});
-    *request = started.request;
-    last().result.peak_temp_bytes = started.peak_temp_bytes;
-    last().algorithm = std::string("neighbor:nonblocking:") + started.schedule;
+    clear_request(request);
+    hand_out(a2av::start_ineighbor_alltoallv({sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm}),
+             "neighbor:nonblocking:", request);
   });
 }
 

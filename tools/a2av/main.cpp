@@ -54,8 +54,9 @@ int run(int argc, char** argv, int rank) {
   a2av::tool::MachinesOptions machines;
   const CLI::App* machines_command = a2av::tool::add_machines_command(app, machines);
   app.set_version_flag("--version", a2av::tool::version_text());
-  app.footer(a2av::tool::data_footer());
-  for (CLI::App* command : app.get_subcommands({})) command->footer(a2av::tool::data_footer());
+  const std::string footer = a2av::tool::data_footer();
+  app.footer(footer);
+  for (CLI::App* command : app.get_subcommands({})) command->footer(footer);
   try {
     app.parse(argc, argv);
     if (*bench_command && bench.inplace) {
