@@ -25,6 +25,7 @@ namespace a2av {
 struct CallInfo {
   std::string algorithm;  // the spec that ran, parameters resolved ("tuna:radix=4,batch=3")
   std::int64_t peak_temp_bytes{};  // peak temporary memory the call allocated, in bytes
+  int max_in_flight{};             // most point-to-point requests in flight at once (core/p2p.hpp)
 };
 
 struct Options {
@@ -59,6 +60,8 @@ struct AlgorithmDescription {
   std::string fallback;        // what runs where it does not
   std::string source;          // what it implements (docs/references.md)
   bool one_node_only = false;  // meant for the ranks of one node
+  // Keeps at most A2AV_MAX_IN_FLIGHT (or in_flight=N) requests in flight per rank.
+  bool bounds_in_flight = false;
 };
 // Every algorithm of every family, alltoallv first, in the order of the library's tables.
 std::vector<AlgorithmDescription> algorithms();

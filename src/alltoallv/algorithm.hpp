@@ -29,6 +29,21 @@ struct AlgorithmCall {
 
 using AlgorithmFn = void (*)(const AlgorithmCall&, const ParamValues&);
 
+// One step of a direct schedule: the block received from `from` and the one sent to `to`.
+struct DirectStep {
+  int from;
+  int to;
+};
+using DirectOrder = DirectStep (*)(int rank, int size, int step);
+// spread_out's order: step i receives from rank-i and sends to rank+i.
+DirectStep round_robin_step(int rank, int size, int step);
+// Posts the direct schedule's steps [first, last) on `requests`. Where all their requests fit
+// under the bound on requests in flight, every receive goes before any send (a receive
+// posted before its data comes costs MPI least); beyond it, step by step, which lets the
+// bound slide without deadlock when every rank follows the same order (core/p2p.hpp).
+void post_direct_steps(const AlgorithmCall& ex, Requests& requests, int first, int last,
+                       DirectOrder order);
+
 // In-band error agreement (core/p2p.hpp, PeerErrors) for a rank that rejected its arguments
 // while its peers run the algorithm. The message-based ones share announce_error.
 using AnnounceFn = void (*)(const CommContext&, const ParamValues&, int code, PeerErrors&);
@@ -60,6 +75,7 @@ struct Spec {
   const AlgorithmDescriptor* algorithm = nullptr;
   ParamValues params;
   bool validate = false;  // the common key validate=0|1
+  int in_flight = 0;      // the common key in_flight=N; 0: A2AV_MAX_IN_FLIGHT
 };
 
 // How the cost model (tuning/cost_model.cpp) builds an algorithm's phases: the shape of its
@@ -128,6 +144,9 @@ struct AlgorithmDescriptor {
   // Needs the agreed block statistics (AlgorithmCall::max_block_bytes, uniform_blocks) even
   // where errors need no agreement (A2AV_AGREE_ERRORS=0).
   bool needs_agreed_blocks = false;
+  // Keeps at most InFlight::limit() point-to-point requests in flight per rank
+  // (A2AV_MAX_IN_FLIGHT, in_flight=N; core/p2p.hpp); false: as many as its schedule posts.
+  bool bounds_in_flight = false;
 
   bool agrees_in_band() const { return announce != nullptr; }
 };

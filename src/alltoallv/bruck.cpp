@@ -55,12 +55,12 @@ void exchange_place(const AlgorithmCall& ex, int place, int radix, std::byte* sl
   const std::vector<std::int64_t> starts = for_each_moving_slot(
       place, radix, size, block,
       [&](int i, std::int64_t at) { std::memcpy(out.data() + at, slots + i * block, block); });
-  Requests requests;
+  Requests requests(nullptr, InFlight::limit());
   for (std::size_t k = 0; k + 1 < starts.size(); ++k) {
     const int distance = static_cast<int>(k + 1) * place;
     const std::int64_t bytes = starts[k + 1] - starts[k];
-    requests.irecv(in.data() + starts[k], bytes, (me - distance + size) % size, kTag, ex.ctx.comm);
-    requests.isend(out.data() + starts[k], bytes, (me + distance) % size, kTag, ex.ctx.comm);
+    requests.exchange(in.data() + starts[k], bytes, (me - distance + size) % size,
+                      out.data() + starts[k], bytes, (me + distance) % size, kTag, ex.ctx.comm);
   }
   requests.wait_all(ex.mismatch);
   for_each_moving_slot(place, radix, size, block, [&](int i, std::int64_t at) {
@@ -119,6 +119,7 @@ const AlgorithmDescriptor& bruck_algorithm() {
       .resolve = resolve_bruck,
       .test_specs = {{"bruck"}, {"bruck:radix=2"}},
       .needs_agreed_blocks = true,
+      .bounds_in_flight = true,
   };
   return d;
 }

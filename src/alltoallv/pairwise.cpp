@@ -31,6 +31,7 @@ const AlgorithmDescriptor& pairwise_algorithm() {
       .candidates = [](const CandidateScope&,
                        std::vector<std::string>& out) { out.emplace_back("pairwise"); },
       .test_specs = {{"pairwise"}},
+      .bounds_in_flight = true,
   };
   return d;
 }

@@ -37,8 +37,9 @@ std::span<const AlgorithmDescriptor* const> algorithm_table() {
 }
 
 Spec parse_spec(std::string_view text) {
-  ParsedSpec parsed = parse_spec(text, grammar(), {"", true});
-  return {algorithm_table()[parsed.index], std::move(parsed.values), parsed.validate};
+  ParsedSpec parsed = parse_spec(text, grammar(), {"", true, true});
+  return {algorithm_table()[parsed.index], std::move(parsed.values), parsed.validate,
+          parsed.in_flight};
 }
 
 std::string describe(const Spec& spec, const Topology& topology) {

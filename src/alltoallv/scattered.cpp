@@ -15,21 +15,12 @@ namespace {
 constexpr Param kPeersPerBatch{"block_count", 1, INT_MAX, 8, "peers per batch"};
 
 void run_scattered(const AlgorithmCall& ex, const ParamValues& params) {
-  const int me = ex.ctx.rank, size = ex.ctx.size;
+  const int size = ex.ctx.size;
   const int batch = static_cast<int>(std::min<std::int64_t>(params[kPeersPerBatch], size));
   copy_self_block(ex);
   for (int first = 1; first < size; first += batch) {
-    const int last = std::min(size, first + batch);
-    Requests requests(ex.in_band);
-    for (int i = first; i < last; ++i) {
-      const int from = (me - i + size) % size;
-      requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, tags::kDirectBlock.tag(),
-                     ex.ctx.comm);
-    }
-    for (int i = first; i < last; ++i) {
-      const int to = (me + i) % size;
-      requests.isend(ex.send.at(to), ex.send.bytes[to], to, tags::kDirectBlock.tag(), ex.ctx.comm);
-    }
+    Requests requests(ex.in_band, InFlight::limit());
+    post_direct_steps(ex, requests, first, std::min(size, first + batch), round_robin_step);
     requests.wait_all(ex.mismatch);
   }
 }
@@ -51,6 +42,7 @@ const AlgorithmDescriptor& scattered_algorithm() {
             out.emplace_back("scattered:block_count=8");
           },
       .test_specs = {{"scattered:block_count=1"}, {"scattered:block_count=4"}},
+      .bounds_in_flight = true,
   };
   return d;
 }

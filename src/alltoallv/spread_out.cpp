@@ -1,6 +1,7 @@
 // spread_out: all receives and sends nonblocking at once, in round-robin order (receive
 // from rank-i, send to rank+i), so each rank targets a different peer at each step.
-// One round, P-1 messages each way, no temporary memory.
+// One round, P-1 messages each way, no temporary memory; beyond the bound on requests in
+// flight, the steps slide through it in that order.
 // Source: Fan et al. [Fan24], Section II(d) (Kang et al. [17]).
 #include "alltoallv/registry.hpp"
 #include "core/p2p.hpp"
@@ -10,18 +11,9 @@ namespace a2av {
 namespace {
 
 void run_spread_out(const AlgorithmCall& ex, const ParamValues&) {
-  const int me = ex.ctx.rank, size = ex.ctx.size;
-  Requests requests(ex.in_band);
-  requests.reserve(2 * size);
-  for (int i = 1; i < size; ++i) {
-    const int from = (me - i + size) % size;
-    requests.irecv(ex.recv.at(from), ex.recv.bytes[from], from, tags::kDirectBlock.tag(),
-                   ex.ctx.comm);
-  }
-  for (int i = 1; i < size; ++i) {
-    const int to = (me + i) % size;
-    requests.isend(ex.send.at(to), ex.send.bytes[to], to, tags::kDirectBlock.tag(), ex.ctx.comm);
-  }
+  Requests requests(ex.in_band, InFlight::limit());
+  requests.reserve(2 * ex.ctx.size);
+  post_direct_steps(ex, requests, 1, ex.ctx.size, round_robin_step);
   copy_self_block(ex);
   requests.wait_all(ex.mismatch);
 }
@@ -39,6 +31,7 @@ const AlgorithmDescriptor& spread_out_algorithm() {
       .candidates = [](const CandidateScope&,
                        std::vector<std::string>& out) { out.emplace_back("spread_out"); },
       .test_specs = {{"spread_out"}},
+      .bounds_in_flight = true,
   };
   return d;
 }

@@ -67,7 +67,8 @@ class TunaRun {
         options_(options),
         memory_(memory),
         mismatch_(mismatch),
-        direct_(options.peers),
+        direct_(options.peers, 2 * rounds_in_flight(options.batch)),
+        large_(nullptr, large_budget()),
         store_(group.size),
         stored_bytes_(group.size, 0) {
     if (options_.failed_code) options_.peers->note(group_.rank, options_.failed_code);
@@ -78,12 +79,47 @@ class TunaRun {
     const int me = group_.rank;
     if (!options_.failed_code && send_.bytes[me] > 0)
       std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
-    send_large_blocks(rounds);
+    batch = rounds_in_flight(batch);
+    defer_large_ = large_requests() > large_budget();
+    if (!defer_large_) send_large_blocks(rounds);
     for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
+    if (defer_large_) exchange_deferred_large(rounds);
     large_.wait_all(mismatch_);
+    for (const auto& [source, bytes] : deferred_drops_)
+      drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
   }
 
  private:
+  // The bound on requests in flight shared out (tuna_schedule.hpp). A forwarded message's
+  // pieces, past A2AV_MAX_MESSAGE, go together: waiting on them inside a batch could deadlock.
+  static int large_budget() { return tuna_large_budget(InFlight::limit()); }
+  static int rounds_in_flight(int batch) { return tuna_rounds_in_flight(batch, InFlight::limit()); }
+
+  // Requests the large blocks take, sent and received, if all are posted when known.
+  std::int64_t large_requests() const {
+    std::int64_t n = 0;
+    for (int peer = 0; peer < group_.size; ++peer) {
+      if (peer == group_.rank) continue;
+      if (large(recv_.bytes[peer])) n += large_.requests_for(recv_.bytes[peer]);
+      if (!options_.failed_code && large(send_.bytes[peer]))
+        n += large_.requests_for(send_.bytes[peer]);
+    }
+    return n;
+  }
+
+  // The large blocks after the rounds, step d receiving from rank-d and sending to rank+d:
+  // the order in which a bound slides without deadlock (core/p2p.hpp).
+  void exchange_deferred_large(const std::vector<TunaRound>& rounds) {
+    for (int d = 1; d < group_.size; ++d) {
+      const int to = mod(group_.rank + d), from = mod(group_.rank - d);
+      const bool sends =
+          !options_.failed_code && large(send_.bytes[to]) && !is_round_distance(rounds, d);
+      large_.exchange(recv_.at(from), deferred_recv_[from] ? recv_.bytes[from] : 0, from,
+                      send_.at(to), sends ? send_.bytes[to] : 0, to, tags::kTunaLarge.tag(),
+                      group_.comm);
+    }
+  }
+
   int mod(int value) const { return ((value % group_.size) + group_.size) % group_.size; }
   bool large(std::int64_t bytes) const { return bytes > options_.direct_above; }
 
@@ -154,9 +190,14 @@ class TunaRun {
     if (!options_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
-    if (marked && expected)
+    if (marked && defer_large_) {
+      if (expected) deferred_recv_[source] = true;
+      if (!expected) deferred_drops_.emplace_back(source, bytes);
+    } else if (marked && expected) {
       large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), group_.comm);
-    if (marked && !expected) drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
+    } else if (marked) {
+      drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
+    }
     if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);
   }
 
@@ -218,8 +259,8 @@ class TunaRun {
   // failed rank sends its error code instead, and drains what comes (run_batch).
   void post_direct(int to, int from) {
     if (options_.failed_code) return direct_.isend_error(options_.failed_code, to, group_.comm);
-    direct_.irecv(recv_.at(from), recv_.bytes[from], from, tags::kDirectBlock.tag(), group_.comm);
-    direct_.isend(send_.at(to), send_.bytes[to], to, tags::kDirectBlock.tag(), group_.comm);
+    direct_.exchange(recv_.at(from), recv_.bytes[from], from, send_.at(to), send_.bytes[to], to,
+                     tags::kDirectBlock.tag(), group_.comm);
   }
 
   // The forwarded blocks' message has a size only the sender knew: probe, then receive.
@@ -262,6 +303,10 @@ class TunaRun {
   std::vector<std::int64_t> stored_bytes_;  // bytes (or marker) of the block at each distance
   std::vector<Staging> staging_;            // one per round in flight
   std::int64_t packed_bytes_ = 0;
+  // Large blocks past the bound: marked in the rounds, exchanged after them.
+  bool defer_large_ = false;
+  std::vector<bool> deferred_recv_ = std::vector<bool>(group_.size, false);  // by source
+  std::vector<std::pair<int, std::int64_t>> deferred_drops_;  // unexpected: source, bytes
 };
 
 }  // namespace
@@ -328,6 +373,7 @@ const AlgorithmDescriptor& tuna_algorithm() {
                      {"tuna:radix=2,direct_above=500"},
                      {"tuna:radix=3,batch=1,direct_above=0"},
                      {"tuna:radix={radix}"}},
+      .bounds_in_flight = true,
   };
   return d;
 }

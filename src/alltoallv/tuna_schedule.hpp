@@ -70,6 +70,17 @@ struct TunaShape {
 };
 TunaShape tuna_shape(const ParamValues& params, int size);
 
+// Under a bound of `limit` requests in flight (core/p2p.hpp, at least 8): a quarter for the
+// large blocks, which wait until after the rounds where they would not fit, the rest for the
+// rounds, three requests each (the direct block both ways, the forwarded message).
+constexpr int tuna_large_budget(int limit) {
+  return limit / 4 > 2 ? limit / 4 : 2;
+}
+constexpr int tuna_rounds_in_flight(int batch, int limit) {
+  const int fit = (limit - tuna_large_budget(limit)) / 3;
+  return batch < fit ? (batch > 1 ? batch : 1) : (fit > 1 ? fit : 1);
+}
+
 // Bytes of a forwarded message's header for `blocks` forwarded blocks: its length, the
 // sender's knowledge of failed ranks (code, rank), and one size per block.
 constexpr std::int64_t tuna_header_words(std::size_t blocks) {

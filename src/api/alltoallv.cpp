@@ -23,7 +23,8 @@ void alltoallv(const void* sendbuf, std::span<const MPI_Count> sendcounts,
   const Call call = call_from_spans(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                     rdispls, recvtype, comm, rejected);
   const CallResult result = run_alltoallv(call, options.algorithm, options.validate);
-  if (options.info) *options.info = {result.describe(), result.peak_temp_bytes};
+  if (options.info)
+    *options.info = {result.describe(), result.peak_temp_bytes, result.max_in_flight};
 }
 
 std::vector<MPI_Count> exchange_counts(std::span<const MPI_Count> sendcounts, MPI_Comm comm) {
@@ -76,7 +77,8 @@ std::vector<AlgorithmDescription> algorithms() {
                            std::string(a->restrictions),
                            std::string(a->fallback),
                            std::string(a->source),
-                           a->one_node_only};
+                           a->one_node_only,
+                           a->bounds_in_flight};
     for (const Param* p : a->params) d.parameters.push_back(description_of(*p));
     out.push_back(std::move(d));
   }

@@ -78,7 +78,7 @@ void uniform(int count, int n, std::vector<MPI_Count>& counts, std::vector<MPI_A
 }
 
 // The nonblocking entry points' common start: the request pointer checked and cleared, the
-// communicator's size.
+// communicator's size (without waiting for the other ranks: core/comm_context.hpp).
 void clear_request(MPI_Request* request) {
   if (!request) a2av::fail(A2AV_ERR_ARG, "the request pointer is null");
   *request = MPI_REQUEST_NULL;
@@ -86,7 +86,7 @@ void clear_request(MPI_Request* request) {
 
 int started_size(MPI_Request* request, MPI_Comm comm) {
   clear_request(request);
-  return a2av::comm_context(comm).size;
+  return a2av::started_context(comm).size;
 }
 
 // The caller's request and the thread's call info for a started nonblocking exchange; `kind`
@@ -396,6 +396,10 @@ const char* A2AV_Error_string(int code) {
 const char* A2AV_Last_error_message(void) {
   return last().message.c_str();
 }
+int A2AV_Last_in_flight(void) {
+  return last().result.max_in_flight;
+}
+
 MPI_Count A2AV_Last_peak_bytes(void) {
   return last().result.peak_temp_bytes;
 }

@@ -3,6 +3,7 @@
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/per_thread.hpp"
+#include "core/progress_request.hpp"
 #include "core/spin.hpp"
 
 #include <algorithm>
@@ -18,9 +19,14 @@ namespace {
 // may name a freed context, or a handle MPI has since reused.
 std::atomic<std::uint64_t> contexts_deleted{0};
 
+void wait_for_duplicates(const CommContext& context) {
+  while (!duplicates_ready(context)) yield_core();
+}
+
 int delete_context(MPI_Comm, int, void* value, void*) {
   contexts_deleted.fetch_add(1, std::memory_order_release);
   auto* context = static_cast<CommContext*>(value);
+  wait_for_duplicates(*context);  // a nonblocking start's MPI_Comm_idup may be in flight
   for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
   context->kept.clear();  // unmaps the segments and cells
   if (context->node != MPI_COMM_NULL) MPI_Comm_free(&context->node);
@@ -82,15 +88,42 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
   check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(context->comm, &context->size), "MPI_Comm_size");
   find_nodes(*context);
+  context->nodes_found = true;
+  context->duplicated = true;
   return context;
 }
 
-const CommContext& find_or_make_context(MPI_Comm comm) {
+// A nonblocking start's: nothing that waits for the other ranks. The duplicates come from
+// MPI_Comm_idup (both of the user's communicator: the second cannot wait for the first).
+std::unique_ptr<CommContext> start_context(MPI_Comm user) {
+  auto context = std::make_unique<CommContext>();
+  int inter = 0;
+  check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
+  context->is_intercomm = inter != 0;
+  check_mpi(MPI_Comm_rank(user, &context->rank), "MPI_Comm_rank");
+  check_mpi(
+      inter ? MPI_Comm_remote_size(user, &context->size) : MPI_Comm_size(user, &context->size),
+      "MPI_Comm_size");
+  check_mpi(MPI_Comm_idup(user, &context->comm, &context->duplicating[0]), "MPI_Comm_idup");
+  if (!inter)
+    check_mpi(MPI_Comm_idup(user, &context->nonblocking, &context->duplicating[1]),
+              "MPI_Comm_idup");
+  return context;
+}
+
+// What a started context lacks for blocking calls: its duplicates, then the node layout.
+void complete(CommContext& context) {
+  wait_for_duplicates(context);
+  if (!context.is_intercomm) find_nodes(context);
+  context.nodes_found = true;
+}
+
+CommContext& find_or_make_context(MPI_Comm comm, bool blocking) {
   void* value = nullptr;
   int found = 0;
   check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
   if (found) return *static_cast<CommContext*>(value);
-  auto context = make_context(comm);
+  auto context = blocking ? make_context(comm) : start_context(comm);
   check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
   return *context.release();
 }
@@ -100,11 +133,26 @@ const CommContext& find_or_make_context(MPI_Comm comm) {
 struct RecentContexts {
   std::uint64_t generation = 0;
   std::array<MPI_Comm, 4> comms;
-  std::array<const CommContext*, 4> contexts{};
+  std::array<CommContext*, 4> contexts{};
   std::size_t next = 0;
 
   explicit RecentContexts(std::uint64_t g = 0) : generation(g) { comms.fill(MPI_COMM_NULL); }
 };
+
+// The context of `comm`, made (blocking or started) if it has none.
+CommContext& context_of(MPI_Comm comm, bool blocking) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  RecentContexts& recent = per_thread<RecentContexts>();
+  const std::uint64_t generation = contexts_generation();
+  if (recent.generation != generation) recent = RecentContexts{generation};
+  for (std::size_t i = 0; i < recent.comms.size(); ++i)
+    if (recent.comms[i] == comm) return *recent.contexts[i];
+  CommContext& context = find_or_make_context(comm, blocking);
+  recent.comms[recent.next] = comm;
+  recent.contexts[recent.next] = &context;
+  recent.next = (recent.next + 1) % recent.comms.size();
+  return context;
+}
 
 }  // namespace
 
@@ -118,17 +166,29 @@ std::uint64_t contexts_generation() {
 }
 
 const CommContext& comm_context(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
-  RecentContexts& recent = per_thread<RecentContexts>();
-  const std::uint64_t generation = contexts_generation();
-  if (recent.generation != generation) recent = RecentContexts{generation};
-  for (std::size_t i = 0; i < recent.comms.size(); ++i)
-    if (recent.comms[i] == comm) return *recent.contexts[i];
-  const CommContext& context = find_or_make_context(comm);
-  recent.comms[recent.next] = comm;
-  recent.contexts[recent.next] = &context;
-  recent.next = (recent.next + 1) % recent.comms.size();
+  CommContext& context = context_of(comm, true);
+  if (!context.nodes_found) [[unlikely]]
+    complete(context);
   return context;
+}
+
+const CommContext& started_context(MPI_Comm comm) {
+  return context_of(comm, false);
+}
+
+bool duplicates_ready(const CommContext& context) {
+  if (context.duplicated.load(std::memory_order_acquire)) return true;
+  const ProgressHold hold;  // other threads' operations test the same requests
+  if (context.duplicated.load(std::memory_order_relaxed)) return true;
+  int done = 0;
+  check_mpi(MPI_Testall(2, context.duplicating.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+  if (!done) return false;
+  check_mpi(MPI_Comm_set_errhandler(context.comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  if (context.nonblocking != MPI_COMM_NULL)
+    check_mpi(MPI_Comm_set_errhandler(context.nonblocking, MPI_ERRORS_RETURN),
+              "MPI_Comm_set_errhandler");
+  context.duplicated.store(true, std::memory_order_release);
+  return true;
 }
 
 MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {

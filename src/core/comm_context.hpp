@@ -1,10 +1,16 @@
 // Per-communicator state cached on the user's communicator as an MPI attribute: a private
 // duplicate (own tag space, MPI_ERRORS_RETURN) and the node layout found by
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED). Creating it is collective, once per communicator.
+// A blocking call creates it whole. A nonblocking start, which must not wait for the other
+// ranks, only starts it (docs/design.md, "Nonblocking starts"): the duplicates are made by
+// MPI_Comm_idup and usable once duplicates_ready(), and the node layout waits for the first
+// blocking call.
 #pragma once
 
 #include <mpi.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -58,6 +64,12 @@ struct CommContext {
   MPI_Comm node = MPI_COMM_NULL;  // those ranks (A2AV_EMULATE_NODES: groups of them)
   bool uniform_nodes = false;     // every node has node_size ranks, numbered contiguously
   bool is_intercomm = false;
+  // The duplicates' MPI_Comm_idup requests, from a nonblocking start on a new communicator
+  // until they complete (`duplicated`); tested under a ProgressHold (other threads' progress
+  // tests them too).
+  mutable std::array<MPI_Request, 2> duplicating{MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  mutable std::atomic<bool> duplicated{false};
+  bool nodes_found = false;  // node, node_size, uniform_nodes and cores_shared are set
   // Communicators of emulated nodes (ranks [k*Q, (k+1)*Q)), by Q; made on first use.
   mutable std::map<int, MPI_Comm> node_comms;
   // The shared_memory algorithm's cells (alltoallv/shared_memory.cpp), made on its first
@@ -89,8 +101,15 @@ inline int agreed_node_size(const CommContext& ctx) {
 // the nodes MPI_COMM_TYPE_SHARED finds).
 int emulated_node_size();
 
-// The context of `comm`, created on first use (collectively).
+// The context of `comm`, created or completed on first use (collectively, blocking).
 const CommContext& comm_context(MPI_Comm comm);
+
+// The context of `comm` for a nonblocking start, never waiting for the other ranks: on first
+// use only rank, size and is_intercomm are set, and the duplicates are being made.
+const CommContext& started_context(MPI_Comm comm);
+
+// Whether the context's duplicates are usable, testing their MPI_Comm_idup without waiting.
+bool duplicates_ready(const CommContext& context);
 
 // Changes whenever a context is deleted (its communicator freed). While it stays the same, a
 // communicator handle that had a context still has that context: MPI reuses a handle only

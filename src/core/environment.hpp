@@ -125,6 +125,13 @@ inline constexpr std::array kEnvironment{
                    "of the splitting paths; out of range: the default)",
             .fallback = kGiB,
             .range = {64, kGiB, OutOfRange::fallback, OutOfRange::fallback}},
+    EnvSpec{.name = "A2AV_MAX_IN_FLIGHT",
+            .type = EnvType::integer,
+            .doc = "point-to-point requests (messages or pieces, sends and receives together) "
+                   "one exchange keeps in flight per rank at most, 8.. (a spec's in_flight=N "
+                   "overrides it for its calls)",
+            .fallback = 64,
+            .range = {8, std::numeric_limits<int>::max(), OutOfRange::clamp, OutOfRange::clamp}},
     EnvSpec{.name = "A2AV_SIM_COPY_BANDWIDTH",
             .type = EnvType::number,
             .doc = "SimGrid builds: bytes/s at which a copy through a node's shared memory is "

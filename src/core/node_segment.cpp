@@ -22,7 +22,8 @@
 #include <string_view>
 
 namespace a2av {
-namespace {
+// Named, not anonymous: NodeSegment::Steps keeps them.
+namespace segment_blocks {
 
 constexpr std::size_t kNameBytes = 64;
 
@@ -46,6 +47,12 @@ struct MadeBlock {
   std::string failure;  // why nothing was made
   int fd = -1;          // the anonymous object's descriptor
 };
+
+}  // namespace segment_blocks
+
+namespace {
+
+using namespace segment_blocks;
 
 #ifdef A2AV_SIMULATION
 // Under SimGrid SMPI every rank is an actor of one process, so its memory is shared already:
@@ -222,51 +229,6 @@ int comm_size(MPI_Comm comm) {
   return size;
 }
 
-// One collective try at a segment by `route`: every rank keeps the mapping, or none does and
-// all learn the first rank that failed (and that rank why).
-struct Attempt {
-  std::byte* base = nullptr;
-  int first_failed = 0;  // the communicator's size where none did
-  std::string failure;
-};
-
-Attempt attempt_segment(MPI_Comm comm, std::size_t bytes, Route route) {
-  int rank = 0;
-  const int size = comm_size(comm);
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  Attempt attempt;
-  MadeBlock made;
-  if (rank == 0) {
-    made = create_block(bytes, route);
-    attempt.failure = made.failure;
-  }
-  BlockAddress address = made.address;
-  check_mpi(MPI_Bcast(&address, sizeof address, MPI_BYTE, 0, comm), "MPI_Bcast");
-  void* mapped = address.path[0] != '\0' ? map_block(address, bytes, attempt.failure) : nullptr;
-  // Everyone has tried to map it: rank 0 lets go of it, and the ranks agree on the outcome.
-  attempt.first_failed = mapped ? size : rank;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &attempt.first_failed, 1, MPI_INT, MPI_MIN, comm),
-            "MPI_Allreduce");
-  if (rank == 0) release_block(made);
-  if (attempt.first_failed == size)
-    attempt.base = static_cast<std::byte*>(mapped);
-  else if (mapped)
-    unmap_block(mapped, bytes);
-  return attempt;
-}
-
-// "rank R: why" of the attempt's first failed rank, on every rank (collective).
-std::string agreed_reason(MPI_Comm comm, const Attempt& attempt) {
-  std::array<char, 256> reason{};
-  int rank = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  if (rank == attempt.first_failed)
-    std::strncpy(reason.data(), attempt.failure.c_str(), reason.size() - 1);
-  check_mpi(MPI_Bcast(reason.data(), reason.size(), MPI_CHAR, attempt.first_failed, comm),
-            "MPI_Bcast");
-  return fmt::format("rank {}: {}", attempt.first_failed, reason.data());
-}
-
 }  // namespace
 
 std::int64_t shared_memory_budget(int size) {
@@ -275,36 +237,159 @@ std::int64_t shared_memory_budget(int size) {
   return std::min<std::int64_t>(1 << 20, (std::int64_t{32} << 20) / size);
 }
 
+// Making a segment, one collective at a time: rank 0 tells the sizes of the parts; then, per
+// route until one serves, rank 0 makes the object and tells where it is, every rank maps it, and
+// the ranks agree on the first that failed (all keep the mapping, or none does) and learn why.
+// Each collective is started nonblocking; advance() waits for it or tests it.
+struct NodeSegment::Steps {
+  enum class Step { kSizes, kAddress, kOutcome, kReason, kDone };
+
+  Steps(MPI_Comm comm, std::vector<std::size_t> part_bytes, NodeSegment& segment)
+      : comm_(comm), size_(comm_size(comm)), parts_(std::move(part_bytes)), segment_(segment) {
+    check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+    parts_.resize(size_);
+    check_mpi(MPI_Ibcast(parts_.data(), static_cast<int>(size_ * sizeof(std::size_t)), MPI_BYTE, 0,
+                         comm, &request_),
+              "MPI_Ibcast");
+  }
+
+  // True once every step is done; `wait`: waits for each collective instead of testing it.
+  bool advance(bool wait) {
+    while (step_ != Step::kDone) {
+      int done = 1;
+      if (wait)
+        check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+      else
+        check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (!done) return false;
+      next();
+    }
+    return true;
+  }
+
+ private:
+  // Acts on the collective just completed and starts the next.
+  void next() {
+    switch (step_) {
+      case Step::kSizes:
+        return lay_out();
+      case Step::kAddress:
+        return map();
+      case Step::kOutcome:
+        return settle();
+      case Step::kReason:
+        return give_reason();
+      case Step::kDone:
+        return;
+    }
+  }
+
+  // Rank 0 decides the sizes and makes the object; the others learn both from it.
+  void lay_out() {
+    segment_.offsets_.assign(1, 0);
+    for (const std::size_t bytes : parts_)
+      segment_.offsets_.push_back(segment_.offsets_.back() + (bytes + kLine - 1) / kLine * kLine);
+    if (segment_.bytes() > 0) return try_route();
+    segment_.failure_ = "rank 0: no shared memory was asked for";
+    step_ = Step::kDone;
+  }
+
+  void try_route() {
+    if (rank_ == 0) {
+      made_ = create_block(segment_.bytes(), kRoutes[route_]);
+      failure_ = made_.failure;
+    }
+    address_ = made_.address;
+    check_mpi(MPI_Ibcast(&address_, sizeof address_, MPI_BYTE, 0, comm_, &request_), "MPI_Ibcast");
+    step_ = Step::kAddress;
+  }
+
+  void map() {
+    mapped_ = address_.path[0] != '\0' ? map_block(address_, segment_.bytes(), failure_) : nullptr;
+    first_failed_ = mapped_ ? size_ : rank_;
+    check_mpi(MPI_Iallreduce(MPI_IN_PLACE, &first_failed_, 1, MPI_INT, MPI_MIN, comm_, &request_),
+              "MPI_Iallreduce");
+    step_ = Step::kOutcome;
+  }
+
+  // Everyone has tried to map it: rank 0 lets go of it, and all keep it or none does.
+  void settle() {
+    if (rank_ == 0) release_block(made_);
+    made_ = MadeBlock{};
+    if (first_failed_ == size_) {
+      segment_.base_ = static_cast<std::byte*>(mapped_);
+      step_ = Step::kDone;
+      return;
+    }
+    if (mapped_) unmap_block(mapped_, segment_.bytes());
+    reason_.fill('\0');
+    if (rank_ == first_failed_) std::strncpy(reason_.data(), failure_.c_str(), reason_.size() - 1);
+    check_mpi(MPI_Ibcast(reason_.data(), static_cast<int>(reason_.size()), MPI_CHAR, first_failed_,
+                         comm_, &request_),
+              "MPI_Ibcast");
+    step_ = Step::kReason;
+  }
+
+  // Every rank learns why: the failure, or why the route that served was not the first.
+  void give_reason() {
+    const bool last = route_ + 1 == kRoutes.size();
+    (last ? segment_.failure_ : segment_.fallback_) =
+        fmt::format("rank {}: {}", first_failed_, reason_.data());
+    if (last) {
+      step_ = Step::kDone;
+      return;
+    }
+    ++route_;
+    try_route();
+  }
+
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_;
+  std::vector<std::size_t> parts_;
+  NodeSegment& segment_;
+  Step step_ = Step::kSizes;
+  MPI_Request request_ = MPI_REQUEST_NULL;  // the collective in flight
+  std::size_t route_ = 0;                   // into kRoutes
+  MadeBlock made_;                          // rank 0's object, until every rank has tried it
+  BlockAddress address_;
+  void* mapped_ = nullptr;
+  std::string failure_;  // why this rank could not make or map it
+  int first_failed_ = 0;
+  std::array<char, 256> reason_{};  // the first failed rank's failure
+};
+
 NodeSegment::NodeSegment(MPI_Comm comm, std::size_t part_bytes)
     : NodeSegment(comm, std::vector<std::size_t>(comm_size(comm), part_bytes)) {}
 
 NodeSegment::NodeSegment(MPI_Comm comm, std::vector<std::size_t> part_bytes) {
-  const int size = comm_size(comm);
-  // Rank 0 decides the sizes and makes the object; the others learn both from it.
-  part_bytes.resize(size);
-  check_mpi(
-      MPI_Bcast(part_bytes.data(), static_cast<int>(size * sizeof(std::size_t)), MPI_BYTE, 0, comm),
-      "MPI_Bcast");
-  offsets_.assign(1, 0);
-  for (const std::size_t bytes : part_bytes)
-    offsets_.push_back(offsets_.back() + (bytes + kLine - 1) / kLine * kLine);
-  if (bytes() == 0) {
-    failure_ = "rank 0: no shared memory was asked for";
-    return;
-  }
-  for (const Route route : kRoutes) {
-    const Attempt attempt = attempt_segment(comm, bytes(), route);
-    if (attempt.first_failed == size) {
-      base_ = attempt.base;
-      return;
-    }
-    // Every rank learns why: the failure, or why the route that served was not the first.
-    (route == kRoutes.back() ? failure_ : fallback_) = agreed_reason(comm, attempt);
-  }
+  Steps(comm, std::move(part_bytes), *this).advance(true);
 }
 
 NodeSegment::~NodeSegment() {
   if (base_) unmap_block(base_, bytes());
+}
+
+NodeSegmentMaker::NodeSegmentMaker(MPI_Comm comm, std::size_t part_bytes)
+    : segment_(new NodeSegment),
+      steps_(std::make_unique<NodeSegment::Steps>(
+          comm, std::vector<std::size_t>(comm_size(comm), part_bytes), *segment_)) {}
+
+NodeSegmentMaker::~NodeSegmentMaker() {
+  if (!steps_) return;
+  try {
+    steps_->advance(true);
+  } catch (const Error&) {  // a destructor must not throw; nothing is left to undo
+  }
+}
+
+bool NodeSegmentMaker::advance(bool wait) {
+  return steps_->advance(wait);
+}
+
+std::unique_ptr<NodeSegment> NodeSegmentMaker::take() {
+  steps_.reset();
+  return std::move(segment_);
 }
 
 }  // namespace a2av

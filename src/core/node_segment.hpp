@@ -4,7 +4,8 @@
 // /dev/shm; where that path does not lead every rank to it, a named POSIX object, unlinked
 // as soon as all have mapped it (docs/design.md, "Shared-memory segments"). Under SimGrid
 // SMPI, whose ranks share one process: a block of its heap. Each rank owns a cache-line
-// aligned part. Making it is collective; releasing it is local.
+// aligned part. Making it is collective (NodeSegmentMaker makes it without waiting for the other
+// ranks); releasing it is local.
 #pragma once
 
 #include "core/check.hpp"
@@ -15,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,10 +75,36 @@ class NodeSegment {
   std::byte* part(int rank) const { return base_ + offsets_[rank]; }
 
  private:
+  friend class NodeSegmentMaker;
+  struct Steps;
+  NodeSegment() = default;
+
   std::byte* base_ = nullptr;
   std::vector<std::size_t> offsets_;  // by rank, then the total
   std::string failure_;
   std::string fallback_;
+};
+
+// A NodeSegment of parts of one size (rank 0's counts) made without waiting for the other ranks:
+// the constructor's collective steps, each started nonblocking and tested by advance(), for a
+// nonblocking start, which must not wait for its peers. Collective over `comm` all the same:
+// every rank makes it, in the same order relative to its other collectives on `comm`.
+class NodeSegmentMaker {
+ public:
+  NodeSegmentMaker(MPI_Comm comm, std::size_t part_bytes);
+  // Runs the steps left to the end (waiting: the other ranks run theirs).
+  ~NodeSegmentMaker();
+  NodeSegmentMaker(const NodeSegmentMaker&) = delete;
+  NodeSegmentMaker& operator=(const NodeSegmentMaker&) = delete;
+
+  // Advances without blocking (`wait`: to the end); true once every rank has the outcome.
+  bool advance(bool wait = false);
+  // Once advance() has returned true: the segment, mapped or not as with the constructor.
+  std::unique_ptr<NodeSegment> take();
+
+ private:
+  std::unique_ptr<NodeSegment> segment_;  // before steps_, which write into it until destroyed
+  std::unique_ptr<NodeSegment::Steps> steps_;
 };
 
 }  // namespace a2av

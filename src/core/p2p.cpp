@@ -2,6 +2,7 @@
 
 #include "core/check.hpp"
 #include "core/environment.hpp"
+#include "core/per_thread.hpp"
 #include "core/tags.hpp"
 
 #include <algorithm>
@@ -162,41 +163,127 @@ int ProbedMessage::bytes() const {
   return n;
 }
 
+namespace {
+
+struct InFlightState {
+  int limit = InFlight::default_limit();
+  int active = 0;
+  int high = 0;
+};
+
+InFlightState& in_flight_state() {
+  return per_thread<InFlightState>();
+}
+
+}  // namespace
+
+int InFlight::default_limit() {
+  static const int limit = static_cast<int>(*env_integer("A2AV_MAX_IN_FLIGHT"));
+  return limit;
+}
+int InFlight::limit() {
+  return in_flight_state().limit;
+}
+int InFlight::high_water() {
+  return in_flight_state().high;
+}
+void InFlight::posted(int count) {
+  InFlightState& state = in_flight_state();
+  state.active += count;
+  state.high = std::max(state.high, state.active);
+}
+void InFlight::ended(int count) {
+  in_flight_state().active -= count;
+}
+
+InFlightScope::InFlightScope(int limit) {
+  InFlightState& state = in_flight_state();
+  saved_limit_ = state.limit;
+  saved_high_ = state.high;
+  state.limit = limit > 0 ? limit : InFlight::default_limit();
+  state.high = state.active;
+}
+
+InFlightScope::~InFlightScope() {
+  InFlightState& state = in_flight_state();
+  state.limit = saved_limit_;
+  state.high = std::max(saved_high_, state.high);
+}
+
+void Requests::make_room() {
+  while (active_ >= limit_) complete_some();
+}
+
+void Requests::push(MPI_Request request, std::int64_t expected, int receive, bool first) {
+  requests_.push_back(request);
+  expected_.push_back(expected);
+  receive_of_.push_back(receive);
+  first_.push_back(first);
+  first_pieces_ += first;
+  ++active_;
+  InFlight::posted(1);
+}
+
+void Requests::post_send_piece(const std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
+                               int tag, MPI_Comm comm) {
+  const int n = static_cast<int>(std::min(max_piece(), bytes - at));
+  const int piece_tag = in_band_ && at + n < bytes ? tags::kMorePieces.tag() : tag;
+  make_room();
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(data + at, n, MPI_BYTE, peer, piece_tag, comm, &request), "MPI_Isend");
+  push(request, -1, -1);
+}
+
+void Requests::post_recv_piece(std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
+                               int tag, MPI_Comm comm, int receive) {
+  const int n = static_cast<int>(std::min(max_piece(), bytes - at));
+  int piece_tag = tag;
+  if (in_band_) piece_tag = at == 0 ? MPI_ANY_TAG : at + n < bytes ? tags::kMorePieces.tag() : tag;
+  make_room();
+  if (in_band_ && cancelled(receive)) return;  // the peer's error came meanwhile
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Irecv(data + at, n, MPI_BYTE, peer, piece_tag, comm, &request), "MPI_Irecv");
+  push(request, n, in_band_ ? receive : -1, in_band_ && at == 0 && n < bytes);
+}
+
 void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   const auto* base = static_cast<const std::byte*>(data);
-  for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool last) {
-    requests_.push_back(MPI_REQUEST_NULL);
-    expected_.push_back(-1);
-    const int piece_tag = in_band_ && !last ? tags::kMorePieces.tag() : tag;
-    check_mpi(MPI_Isend(base + at, n, MPI_BYTE, peer, piece_tag, comm, &requests_.back()),
-              "MPI_Isend");
+  for_each_piece(bytes, in_band_, [&](std::int64_t at, int, bool) {
+    post_send_piece(base, at, bytes, peer, tag, comm);
   });
 }
 
 void Requests::isend_error(int code, int peer, MPI_Comm comm) {
-  requests_.push_back(MPI_REQUEST_NULL);
-  expected_.push_back(-1);
-  check_mpi(
-      MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &requests_.back()),
-      "MPI_Isend");
+  make_room();
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &request),
+            "MPI_Isend");
+  push(request, -1, -1);
 }
 
 void Requests::irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
   auto* base = static_cast<std::byte*>(data);
-  if (!in_band_) return post_recv_pieces(base, bytes, peer, tag, comm);
-  // The first piece may be an error tag instead; the rest wait until it has come.
-  const std::int64_t first = std::min(bytes, max_piece());
-  post_recv_pieces(base, first, peer, MPI_ANY_TAG, comm);
-  if (bytes > first) rest_.push_back({base + first, bytes - first, peer, comm});
+  const int receive = receives_++;
+  for_each_piece(bytes, in_band_, [&](std::int64_t at, int, bool) {
+    post_recv_piece(base, at, bytes, peer, tag, comm, receive);
+  });
 }
 
-void Requests::post_recv_pieces(std::byte* data, std::int64_t bytes, int peer, int tag,
-                                MPI_Comm comm) {
-  for_each_piece(bytes, in_band_, [&](std::int64_t at, int n, bool) {
-    requests_.push_back(MPI_REQUEST_NULL);
-    expected_.push_back(n);
-    check_mpi(MPI_Irecv(data + at, n, MPI_BYTE, peer, tag, comm, &requests_.back()), "MPI_Irecv");
-  });
+void Requests::exchange(void* recv, std::int64_t recv_bytes, int from, const void* send,
+                        std::int64_t send_bytes, int to, int tag, MPI_Comm comm) {
+  auto* in = static_cast<std::byte*>(recv);
+  const auto* out = static_cast<const std::byte*>(send);
+  const int receive = receives_++;
+  const std::int64_t recvs = requests_for(recv_bytes), sends = requests_for(send_bytes);
+  for (std::int64_t k = 0; k < std::max(recvs, sends); ++k) {
+    if (k < recvs) post_recv_piece(in, k * max_piece(), recv_bytes, from, tag, comm, receive);
+    if (k < sends) post_send_piece(out, k * max_piece(), send_bytes, to, tag, comm);
+  }
+}
+
+std::int64_t Requests::requests_for(std::int64_t bytes) const {
+  const std::int64_t pieces = (bytes + max_piece() - 1) / max_piece();
+  return in_band_ ? std::max<std::int64_t>(1, pieces) : pieces;
 }
 
 void Mismatch::raise() const {
@@ -204,34 +291,86 @@ void Mismatch::raise() const {
 }
 
 void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {
-  requests_.push_back(request);
-  expected_.push_back(expected_bytes);
+  make_room();
+  push(request, expected_bytes, -1);
+}
+
+void Requests::complete_some() {
+  statuses_.resize(requests_.size());
+  indices_.resize(requests_.size());
+  int done = 0;
+  [[maybe_unused]] const WorldErrorsReturn guard;
+  const int rc = MPI_Waitsome(static_cast<int>(requests_.size()), requests_.data(), &done,
+                              indices_.data(), statuses_.data());
+  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitsome");
+  if (done == MPI_UNDEFINED) fail(A2AV_ERR_MPI, "a2av: waited with no request in flight");
+  active_ -= done;
+  InFlight::ended(done);
+  for (int k = 0; k < done; ++k)
+    settle(static_cast<std::size_t>(indices_[k]), statuses_[k], rc == MPI_ERR_IN_STATUS);
+  if (2 * static_cast<std::size_t>(active_) < requests_.size()) compact();
+}
+
+bool Requests::cancelled(int receive) const {
+  return std::find(failed_.begin(), failed_.end(), receive) != failed_.end();
+}
+
+void Requests::cancel_receive(int receive) {
+  failed_.push_back(receive);
+  for (std::size_t i = 0; i < requests_.size(); ++i)
+    if (receive_of_[i] == receive && requests_[i] != MPI_REQUEST_NULL)
+      check_mpi(MPI_Cancel(&requests_[i]), "MPI_Cancel");
+}
+
+// Notes what a completed request shows: a truncated or short receive, a peer's error tag.
+void Requests::settle(std::size_t i, MPI_Status& status, bool in_status) {
+  first_pieces_ -= first_[i];
+  if (receive_of_[i] >= 0 && cancelled(receive_of_[i])) return;  // cancelled: nothing came
+  if (in_status && status.MPI_ERROR != MPI_SUCCESS) {
+    int error_class = 0;
+    MPI_Error_class(status.MPI_ERROR, &error_class);
+    if (error_class != MPI_ERR_TRUNCATE) check_mpi(status.MPI_ERROR, "a request");
+    noted_.note(
+        fmt::format("rank {} sent more bytes than the receive count allows", status.MPI_SOURCE));
+    return;
+  }
+  if (expected_[i] < 0) return;
+  if (in_band_ && is_error(status.MPI_TAG)) {
+    in_band_->note(status.MPI_SOURCE, error_of(status.MPI_TAG));
+    return cancel_receive(receive_of_[i]);
+  }
+  int got = 0;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  if (got != expected_[i])
+    noted_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
+                            status.MPI_SOURCE, got, expected_[i]));
+}
+
+void Requests::compact() {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
+    if (requests_[i] == MPI_REQUEST_NULL) continue;
+    requests_[kept] = requests_[i];
+    expected_[kept] = expected_[i];
+    first_[kept] = first_[i];
+    receive_of_[kept++] = receive_of_[i];
+  }
+  requests_.resize(kept);
+  expected_.resize(kept);
+  first_.resize(kept);
+  receive_of_.resize(kept);
 }
 
 void Requests::wait_all(Mismatch& mismatch) {
-  if (!rest_.empty()) {
-    // Receives first, sends held back: a peer's later pieces cannot complete until the rest
-    // is posted here, and the same holds for ours there, so waiting on sends now would hang.
-    std::vector<MPI_Request> sends;
-    std::size_t kept = 0;
-    for (std::size_t i = 0; i < requests_.size(); ++i) {
-      if (expected_[i] < 0) {
-        sends.push_back(requests_[i]);
-        continue;
-      }
-      requests_[kept] = requests_[i];
-      expected_[kept++] = expected_[i];
-    }
-    requests_.resize(kept);
-    expected_.resize(kept);
-    wait_posted(mismatch);
-    requests_.assign(sends.begin(), sends.end());
-    expected_.assign(sends.size(), -1);
-    for (const Rest& r : rest_)
-      if (!in_band_->from(r.peer)) post_recv_pieces(r.data, r.bytes, r.peer, MPI_ANY_TAG, r.comm);
-    rest_.clear();
-  }
-  wait_posted(mismatch);
+  // In band, a peer's error cancels the receive's later pieces, which must be known before
+  // waiting on them: the first pieces complete first.
+  while (first_pieces_ > 0) complete_some();
+  compact();
+  wait_posted();
+  failed_.clear();
+  receives_ = 0;
+  mismatch.absorb(noted_);
+  noted_ = Mismatch();
 }
 
 void Requests::cancel_all() {
@@ -240,53 +379,48 @@ void Requests::cancel_all() {
     if (request != MPI_REQUEST_NULL) check_mpi(MPI_Cancel(&request), "MPI_Cancel");
   check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
+  InFlight::ended(active_);
+  active_ = 0;
   requests_.clear();
   expected_.clear();
-  rest_.clear();
+  first_.clear();
+  receive_of_.clear();
+  failed_.clear();
+  first_pieces_ = 0;
 }
 
-void Requests::wait_posted(Mismatch& mismatch) {
+void Requests::wait_posted() {
   statuses_.resize(requests_.size());
   [[maybe_unused]] const WorldErrorsReturn guard;
   const int rc =
       MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
-  for (std::size_t i = 0; i < expected_.size(); ++i) {
+  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
+  for (std::size_t i = 0; i < requests_.size(); ++i) {
     MPI_Status& status = statuses_[i];
-    if (rc == MPI_ERR_IN_STATUS && status.MPI_ERROR != MPI_SUCCESS) {
+    bool in_status = rc == MPI_ERR_IN_STATUS;
+    if (in_status && status.MPI_ERROR != MPI_SUCCESS) {
       int error_class = 0;
       MPI_Error_class(status.MPI_ERROR, &error_class);
       if (error_class == MPI_ERR_PENDING) {  // not failed, not done: another one failed
         check_mpi(MPI_Wait(&requests_[i], &status), "MPI_Wait");
-      } else if (error_class == MPI_ERR_TRUNCATE) {
-        mismatch.note(fmt::format("rank {} sent more bytes than the receive count allows",
-                                  status.MPI_SOURCE));
-        continue;
-      } else {
-        check_mpi(status.MPI_ERROR, "MPI_Waitall");
+        in_status = false;
       }
     }
-    if (expected_[i] < 0) continue;
-    if (in_band_ && is_error(status.MPI_TAG)) {
-      in_band_->note(status.MPI_SOURCE, error_of(status.MPI_TAG));
-      continue;
-    }
-    int got = 0;
-    MPI_Get_count(&status, MPI_BYTE, &got);
-    if (got != expected_[i])
-      mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
-                                status.MPI_SOURCE, got, expected_[i]));
+    settle(i, status, in_status);
   }
+  InFlight::ended(active_);
+  active_ = 0;
   requests_.clear();
   expected_.clear();
-  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
+  first_.clear();
+  receive_of_.clear();
 }
 
 void sendrecv(const void* send, std::int64_t send_bytes, int dest, void* recv,
               std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch,
               PeerErrors* in_band) {
-  Requests requests(in_band);
-  requests.irecv(recv, recv_bytes, source, tag, comm);
-  requests.isend(send, send_bytes, dest, tag, comm);
+  Requests requests(in_band, InFlight::limit());
+  requests.exchange(recv, recv_bytes, source, send, send_bytes, dest, tag, comm);
   requests.wait_all(mismatch);
 }
 

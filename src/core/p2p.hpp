@@ -4,9 +4,11 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory_resource>
 #include <string>
 #include <vector>
@@ -21,6 +23,9 @@ class Mismatch {
     if (message_.empty()) message_ = std::move(message);
   }
   void raise() const;  // throws A2AV_ERR_COUNTS if anything was noted
+  void absorb(const Mismatch& other) {
+    if (!other.message_.empty()) note(other.message_);
+  }
 
  private:
   std::string message_;
@@ -111,16 +116,60 @@ class WorldErrorsReturn {
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
 
+// The bound on point-to-point requests in flight per rank (docs/design.md, "Messages in
+// flight"): every Requests object posts at most limit() at once, waiting for some to complete
+// before it posts more. The limit is A2AV_MAX_IN_FLIGHT unless a call's spec says otherwise
+// (InFlightScope); the calling thread's high-water mark is what the call reports.
+class InFlight {
+ public:
+  static int default_limit();  // A2AV_MAX_IN_FLIGHT
+  static int limit();          // the calling thread's, for the call it is in
+  static int high_water();     // most requests this thread had in flight since the scope began
+  static void posted(int count);
+  static void ended(int count);
+};
+
+// For the duration of one call: its limit (0: the default) and its own high-water mark; the
+// enclosing call's mark includes this one's when it ends.
+class InFlightScope {
+ public:
+  explicit InFlightScope(int limit);
+  ~InFlightScope();
+  InFlightScope(const InFlightScope&) = delete;
+  InFlightScope& operator=(const InFlightScope&) = delete;
+
+ private:
+  int saved_limit_, saved_high_;
+};
+
+// Nonblocking sends and receives completed together, at most `limit` in flight: a post
+// beyond it first completes earlier requests. That cannot deadlock when every rank posts
+// its pairs in one agreed order (the k-th step's receive and the matching send of its peer
+// at the same step, as spread_out's rank+i / rank-i), since the earliest pending pair of
+// all ranks is then posted on both sides (docs/design.md, "Messages in flight").
 class Requests {
  public:
-  Requests() = default;
+  Requests() : Requests(nullptr) {}
   // In-band agreement (see PeerErrors): an empty block is still one message, and a peer's
   // error tag is noted in `in_band` instead of data.
-  explicit Requests(PeerErrors* in_band) : in_band_(in_band) {}
+  // `limit`: at most this many in flight (InFlight::limit() where the schedule posts in an
+  // order that lets the bound slide); by default as many as are posted.
+  explicit Requests(PeerErrors* in_band, int limit = kUnbounded)
+      : in_band_(in_band), limit_(std::max(2, limit)) {}
+  static constexpr int kUnbounded = std::numeric_limits<int>::max();
+  ~Requests() { InFlight::ended(active_); }
+  Requests(const Requests&) = delete;
+  Requests& operator=(const Requests&) = delete;
   void isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   void irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   // In-band agreement: sends `peer`, instead of a block, one empty message carrying `code`.
   void isend_error(int code, int peer, MPI_Comm comm);
+  // One step of a schedule under the bound: the receive from `from` and the send to `to`,
+  // their pieces alternating, so that a step too long for the bound still moves.
+  void exchange(void* recv, std::int64_t recv_bytes, int from, const void* send,
+                std::int64_t send_bytes, int to, int tag, MPI_Comm comm);
+  // Requests a block of `bytes` takes: its pieces, and one for an empty block in band.
+  std::int64_t requests_for(std::int64_t bytes) const;
   // Takes over a request posted elsewhere; expected_bytes < 0 for a send.
   void adopt(MPI_Request request, std::int64_t expected_bytes);
   // Waits for all. A receive that got fewer bytes than posted, or was truncated (the
@@ -130,23 +179,33 @@ class Requests {
   // announced an error instead of its data, so they can never match. Nothing is noted.
   void cancel_all();
   bool empty() const { return requests_.empty(); }
+  int limit() const { return limit_; }
   void reserve(std::size_t messages) {
+    messages = std::min(messages, static_cast<std::size_t>(limit_));
     requests_.reserve(messages);
     expected_.reserve(messages);
     statuses_.reserve(messages);
   }
 
  private:
-  // The pieces after the first of an in-band receive: posted once the first piece showed
-  // that the peer sends data rather than an error.
-  struct Rest {
-    std::byte* data;
-    std::int64_t bytes;
-    int peer;
-    MPI_Comm comm;
-  };
-  void post_recv_pieces(std::byte* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm);
-  void wait_posted(Mismatch& mismatch);
+  // Before a post: completes requests until one more fits under the limit.
+  void make_room();
+  // `first`: the first piece of an in-band receive of several.
+  void push(MPI_Request request, std::int64_t expected, int receive, bool first = false);
+  // Piece `at` of a receive; in band, `receive` numbers it (its pieces share the number) and
+  // its first piece takes any tag, as it may be the peer's error instead.
+  void post_recv_piece(std::byte* data, std::int64_t at, std::int64_t bytes, int peer, int tag,
+                       MPI_Comm comm, int receive);
+  void post_send_piece(const std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
+                       int tag, MPI_Comm comm);
+  // MPI_Waitsome, and what completed settled.
+  void complete_some();
+  void settle(std::size_t i, MPI_Status& status, bool in_status);
+  // A peer sent its error instead of receive `receive`: its later pieces never come.
+  void cancel_receive(int receive);
+  bool cancelled(int receive) const;
+  void compact();  // drops completed requests
+  void wait_posted();
 
   // The bookkeeping of up to about a hundred messages lives here, not on the heap: small
   // exchanges are dominated by per-call costs.
@@ -154,9 +213,17 @@ class Requests {
   std::pmr::monotonic_buffer_resource resource_{arena_.data(), arena_.size()};
   std::pmr::vector<MPI_Request> requests_{&resource_};
   std::pmr::vector<std::int64_t> expected_{&resource_};  // bytes per request; -1 for sends
+  std::pmr::vector<int> receive_of_{&resource_};  // in band: the receive a piece is of; else -1
+  std::pmr::vector<char> first_{&resource_};      // the first of an in-band receive's pieces
   std::pmr::vector<MPI_Status> statuses_{&resource_};
+  std::pmr::vector<int> indices_{&resource_};
   PeerErrors* in_band_ = nullptr;
-  std::vector<Rest> rest_;
+  int limit_;
+  int active_ = 0;           // posted, not yet completed
+  int receives_ = 0;         // in band: receives numbered so far
+  int first_pieces_ = 0;     // first pieces in flight of in-band receives of several
+  std::vector<int> failed_;  // in band: receives whose peer sent its error instead
+  Mismatch noted_;           // what completions before wait_all noted
 };
 
 // Blocking exchange of two byte ranges with (possibly different) peers.

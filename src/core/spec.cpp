@@ -32,6 +32,7 @@ std::string accepted_keys(const SpecGrammar& a, const SpecFamily& family) {
   for (const Param* p : a.params)
     keys.push_back(fmt::format("{} ({}..{})", p->key, p->min, p->max));
   if (family.accepts_validate) keys.push_back("validate (0..1)");
+  if (family.accepts_in_flight) keys.push_back(fmt::format("in_flight (8..{})", INT_MAX));
   return keys.empty() ? std::string("none") : fmt::format("{}", fmt::join(keys, ", "));
 }
 
@@ -84,6 +85,12 @@ ParsedSpec parse_spec(std::string_view text, std::span<const SpecGrammar> gramma
     if (key == "validate" && family.accepts_validate) {
       if (value != 0 && value != 1) fail(A2AV_ERR_ALGORITHM, "validate must be 0 or 1");
       spec.validate = value == 1;
+      continue;
+    }
+    if (key == "in_flight" && family.accepts_in_flight) {
+      if (value < 8 || value > INT_MAX)
+        fail(A2AV_ERR_ALGORITHM, "in_flight={} is out of range 8..{}", value, INT_MAX);
+      spec.in_flight = static_cast<int>(value);
       continue;
     }
     const auto param = std::find_if(found->params.begin(), found->params.end(),

@@ -47,13 +47,15 @@ struct ParsedSpec {
   std::size_t index = 0;  // of the algorithm, in the family's grammar
   ParamValues values;
   bool validate = false;  // validate=0|1, where the family accepts it
+  int in_flight = 0;      // in_flight=N, where the family accepts it (0: not given)
 };
 
 // What a family of algorithms is called in messages, and whether every algorithm of it
-// accepts validate=0|1.
+// accepts validate=0|1 and in_flight=N (the bound on requests in flight, core/p2p.hpp).
 struct SpecFamily {
   std::string_view prefix;  // "" (alltoallv), "in-place ", "sparse exchange ", ...
   bool accepts_validate;
+  bool accepts_in_flight = false;
 };
 
 // Throws A2AV_ERR_ALGORITHM with a message that lists what is accepted.

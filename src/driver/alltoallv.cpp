@@ -179,6 +179,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   const CommContext& ctx = comm_context(call.comm);
   LocalStatus status;
   SpecRef spec = parse_checked(chosen_spec_text(spec_text), status);
+  out.in_flight = spec->in_flight;  // auto's choice keeps it
   // Only vendor runs on intercommunicators: every algorithm falls back to it there.
   if (ctx.is_intercomm && !spec->algorithm->intercommunicators) spec = cached_spec("vendor");
   // Reused up to the size the recent calls keep: a call allocates nothing once warm.
@@ -284,22 +285,26 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec_text, bool va
   return prepared;
 }
 
-void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
+int execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
+  const InFlightScope in_flight(prepared.in_flight);
   Mismatch mismatch;
-  if (!prepared.vendor_ints.empty())
-    return run_vendor_on(call, prepared.vendor_ints, prepared.ctx->comm);
+  if (!prepared.vendor_ints.empty()) {
+    run_vendor_on(call, prepared.vendor_ints, prepared.ctx->comm);
+    return 0;
+  }
   if (prepared.spec->algorithm == &vendor_algorithm()) {
     const ByteBlocks no_blocks;
     vendor_algorithm().run(
         {*prepared.ctx, no_blocks, no_blocks, prepared.max_block, memory, mismatch, call},
         prepared.spec->params);
-    return;
+    return 0;
   }
   NormalizedCall& normalized = *prepared.normalized;
   if (normalized.swaps_in_place()) {
     swap_symmetric_in_place(*prepared.ctx, normalized.recv(), inplace_chunk_bytes(), memory,
                             mismatch);
-    return mismatch.raise();
+    mismatch.raise();
+    return InFlight::high_water();
   }
   normalized.begin();
   PeerErrors peers;
@@ -310,6 +315,7 @@ void execute(const Call& call, Prepared& prepared, MemoryTracker& memory) {
   peers.raise();
   mismatch.raise();
   normalized.finish();
+  return InFlight::high_water();
 }
 
 // A call equal to a recent one reuses its Prepared; any other is prepared in a slot of the
@@ -319,10 +325,10 @@ CallResult run_alltoallv(const Call& call, std::string_view spec_text, bool vali
   const RecentCalls::Lease lease =
       recent_calls().prepare(call, chosen_spec_text(spec_text), validate, memory);
   Prepared& prepared = lease.prepared();
-  execute(call, prepared, memory);
+  const int in_flight = execute(call, prepared, memory);
   const CommContext& ctx = *prepared.ctx;
-  return {prepared.spec.get(),     ctx.size,     ctx.node_size, ctx.uniform_nodes,
-          prepared.uniform_blocks, memory.peak()};
+  return {prepared.spec.get(),     ctx.size,      ctx.node_size, ctx.uniform_nodes,
+          prepared.uniform_blocks, memory.peak(), in_flight};
 }
 
 }  // namespace a2av

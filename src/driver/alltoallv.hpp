@@ -26,6 +26,7 @@ struct CallResult {
   bool uniform_nodes = false;
   bool uniform_blocks = false;
   std::int64_t peak_temp_bytes = 0;
+  int max_in_flight = 0;  // most point-to-point requests this rank had in flight at once
 
   std::string describe() const {
     return spec ? a2av::describe(*spec, {size, node_size, uniform_nodes, uniform_blocks}) : "";
@@ -45,6 +46,7 @@ struct Prepared {
   bool uniform_blocks = false;               // agreed: every block of every rank max_block
   bool in_band = false;                      // errors are agreed while the data moves
   bool unagreed = false;                     // vendor: errors are each rank's own, as in MPI
+  int in_flight = 0;                         // the spec's bound on requests in flight; 0: default
   std::vector<int> vendor_ints;  // vendor: the counts as MPI_Alltoallv's ints, if they fit
 
   // Depends on nothing but this rank's arguments and P (recent_calls.hpp).
@@ -61,8 +63,8 @@ Prepared prepare_alltoallv(const Call& call, std::string_view spec, bool validat
 void prepare_into(Prepared& out, const Call& call, std::string_view spec, bool validate,
                   bool in_band_allowed, MemoryTracker& memory);
 
-// Runs a prepared exchange.
-void execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
+// Runs a prepared exchange; returns the most requests it had in flight at once.
+int execute(const Call& call, Prepared& prepared, MemoryTracker& memory);
 
 // The call of a span-taking entry point. A span with fewer entries than `comm` has ranks
 // (the send side is not used with MPI_IN_PLACE) is an argument error that the ranks agree

@@ -2,14 +2,20 @@
 // (the same everywhere), MPI_IN_PLACE (given on all ranks or none, as MPI requires) and the
 // node layout, never from this rank's counts or datatypes:
 //  - direct (here): every block its own message, all receives then all sends posted when the
-//    call starts, in spread_out's order (receive from rank - i, send to rank + i;
+//    exchange begins, in spread_out's order (receive from rank - i, send to rank + i;
 //    Fan et al. [Fan24], Section II(d)), in the caller's datatypes (MPI
 //    handles derived types, nothing is packed). With MPI_IN_PLACE the blocks to send are
 //    packed first (MPI_Pack), the only temporary memory. Calls in place, and on ranks of
 //    several nodes unless A2AV_ALGORITHM names tuna.
-//  - shared_memory (ialltoallv_shared_memory.cpp): every rank on one node, unless
-//    A2AV_ALGORITHM names another algorithm than shared_memory or auto.
+//  - shared_memory (ialltoallv_shared_memory.cpp): ranks that may share one node, unless
+//    A2AV_ALGORITHM names another algorithm than shared_memory or auto. Whether they do, and
+//    whether its cells can be made, is found without waiting for the other ranks
+//    (nonblocking_setup.hpp): an exchange started before that is known is reported as
+//    shared_memory and runs direct where the cells turn out impossible, as every rank decides
+//    once it knows.
 //  - tuna (ialltoallv_tuna.cpp): A2AV_ALGORITHM names tuna.
+// Every schedule but the intercommunicator's begins once the communicator's setup allows, in
+// start order (nonblocking_setup.hpp); the start waits for no other rank.
 // The operation behind the request advances whenever the MPI library progresses.
 // Counts that disagree with the sender's show on the receiving rank as MPI_ERR_TRUNCATE from
 // MPI_Wait (a longer message) or as its own MPI_ERR_TRUNCATE (a shorter one).
@@ -22,7 +28,9 @@
 #include "core/tags.hpp"
 #include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
+#include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
+#include "driver/nonblocking_setup.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -32,20 +40,27 @@ namespace a2av {
 namespace {
 
 // Tags: core/tags.hpp, kNonblockingDirect, on the nonblocking exchanges' communicator.
-class DirectExchange : public NonblockingOperation {
+class DirectExchange : public StagedOperation {
  public:
-  DirectExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx) {
+  DirectExchange(const Call& call, std::int64_t send_extent, std::int64_t recv_extent,
+                 NonblockingSetup& setup)
+      : StagedOperation(setup, false),
+        copy_(call, setup.context().size),
+        send_extent_(send_extent),
+        recv_extent_(recv_extent) {
+    if (call.in_place()) pack_in_place(recv_extent);
+    reserve_requests(2 * setup.context().size);
+  }
+
+  void begin() override {
+    const Call& call = copy_.call();
+    const CommContext& ctx = setup_.context();
     const int me = ctx.rank, size = ctx.size;
-    const std::int64_t send_extent = checked.send_type.extent,
-                       recv_extent = checked.recv_type.extent;
-    recvtype_ = call.recvtype;
-    if (call.in_place()) pack_in_place(call, recv_extent, ctx);
-    reserve_requests(2 * size);
     for (int i = 0; i < size; ++i) {
       const int from = (me - i + size) % size;
       if (i == 0 && call.in_place()) continue;
       const int count = static_cast<int>(call.recvcounts[from]);
-      posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent), count, call.recvtype,
+      posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent_), count, call.recvtype,
                        from, tags::kNonblockingDirect.tag(), ctx.nonblocking, &add(count)),
              "MPI_Irecv");
     }
@@ -57,7 +72,7 @@ class DirectExchange : public NonblockingOperation {
                          tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
                "MPI_Isend");
       } else {
-        posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent),
+        posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent_),
                          static_cast<int>(call.sendcounts[to]), call.sendtype, to,
                          tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
                "MPI_Isend");
@@ -65,10 +80,10 @@ class DirectExchange : public NonblockingOperation {
     }
   }
 
-  bool progress() override { return all_tested(recvtype_); }
+  bool advance() override { return all_tested(copy_.call().recvtype); }
 
-  std::int64_t temp_bytes() const {
-    return static_cast<std::int64_t>(packed_.size()) + request_bytes();
+  std::int64_t temp_bytes() const override {
+    return static_cast<std::int64_t>(packed_.size()) + request_bytes() + copy_.bytes();
   }
 
  private:
@@ -77,31 +92,35 @@ class DirectExchange : public NonblockingOperation {
     return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
   }
 
-  // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite.
-  void pack_in_place(const Call& call, std::int64_t extent, const CommContext& ctx) {
-    packed_bytes_.assign(ctx.size, 0);
-    packed_offset_.assign(ctx.size, 0);
+  // The send side of MPI_IN_PLACE is the receive buffer, which the receives overwrite. Packed
+  // for the caller's communicator: the duplicates may not be made yet, and have its group.
+  void pack_in_place(std::int64_t extent) {
+    const Call& call = copy_.call();
+    const int rank = setup_.context().rank, size = setup_.context().size;
+    packed_bytes_.assign(size, 0);
+    packed_offset_.assign(size, 0);
     int total = 0;
-    for (int j = 0; j < ctx.size; ++j) {
-      if (j == ctx.rank) continue;  // the own block stays where it is
-      check_mpi(MPI_Pack_size(static_cast<int>(call.recvcounts[j]), call.recvtype, ctx.nonblocking,
+    for (int j = 0; j < size; ++j) {
+      if (j == rank) continue;  // the own block stays where it is
+      check_mpi(MPI_Pack_size(static_cast<int>(call.recvcounts[j]), call.recvtype, call.comm,
                               &packed_bytes_[j]),
                 "MPI_Pack_size");
       packed_offset_[j] = total;
       total += packed_bytes_[j];
     }
     packed_.resize(total);
-    for (int j = 0; j < ctx.size; ++j) {
+    for (int j = 0; j < size; ++j) {
       if (packed_bytes_[j] == 0) continue;  // MPI_Pack may reject an empty output buffer
       int position = packed_offset_[j];
       check_mpi(
           MPI_Pack(at(call.recvbuf, call.rdispls[j], extent), static_cast<int>(call.recvcounts[j]),
-                   call.recvtype, packed_.data(), total, &position, ctx.nonblocking),
+                   call.recvtype, packed_.data(), total, &position, call.comm),
           "MPI_Pack");
     }
   }
 
-  MPI_Datatype recvtype_ = MPI_DATATYPE_NULL;
+  CallCopy copy_;
+  std::int64_t send_extent_, recv_extent_;
   std::vector<std::byte> packed_;  // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
 };
@@ -138,31 +157,67 @@ class VendorExchange : public NonblockingOperation {
   std::vector<int> ints_;
 };
 
+// Whether the ranks may all share this node, as far as this rank knows without asking them:
+// the node layout a blocking call found, else A2AV_EMULATE_NODES's groups.
+bool may_share_node(const CommContext& ctx) {
+  if (ctx.nodes_found) return ctx.size == ctx.node_size;
+  const int q = emulated_node_size();
+  return q == 0 || q >= ctx.size;
+}
+
+// The schedule that runs (shared_memory: unless its cells turn out impossible). Asking for
+// the cells comes before the checks: every rank asks at the same start, whatever its arguments.
+NonblockingSchedule choose(const Call& call, const CommContext& ctx, NonblockingSetup& setup) {
+  const NonblockingSchedule schedule =
+      call.in_place() ? NonblockingSchedule::direct : schedule_of(requested_spec());
+  if (schedule == NonblockingSchedule::tuna) return schedule;
+  if (schedule != NonblockingSchedule::shared_memory || ctx.size == 1 || !may_share_node(ctx))
+    return NonblockingSchedule::direct;
+  setup.want_cells(nonblocking_cell_bytes(ctx.size));
+  return setup.cells_refused() ? NonblockingSchedule::direct : schedule;
+}
+
+// The schedule's exchange, made at the start (not begun), and its name.
+struct Made {
+  std::unique_ptr<StagedOperation> exchange;
+  const char* name;
+};
+
+Made make_exchange(NonblockingSchedule schedule, const Call& call, const CheckedCall& checked,
+                   NonblockingSetup& setup, std::uint64_t sequence) {
+  if (schedule == NonblockingSchedule::tuna)
+    return {
+        make_tuna_exchange(call, checked, setup,
+                           tuna_shape(requested_spec()->params, setup.context().size), sequence),
+        "tuna"};
+  if (schedule == NonblockingSchedule::shared_memory)
+    return {make_shared_memory_exchange(call, checked, setup, sequence), "shared_memory"};
+  return {make_direct_exchange(call, checked.send_type.extent, checked.recv_type.extent, setup),
+          "direct"};
+}
+
 }  // namespace
 
+std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
+                                                      std::int64_t recv_extent,
+                                                      NonblockingSetup& setup) {
+  return std::make_unique<DirectExchange>(call, send_extent, recv_extent, setup);
+}
+
 NonblockingStart start_ialltoallv(const Call& call) {
-  const CommContext& ctx = comm_context(call.comm);
+  const CommContext& ctx = started_context(call.comm);
+  NonblockingSetup* setup = ctx.is_intercomm ? nullptr : &nonblocking_setup(ctx);
+  const NonblockingSchedule schedule =
+      setup ? choose(call, ctx, *setup) : NonblockingSchedule::direct;
   CheckedCall checked;
   check_call(call, ctx.size, checked);
   if (checked.code != 0) throw Error(checked.code, checked.message);
   if (ctx.is_intercomm)
     return {start_request(std::make_unique<VendorExchange>(call, ctx)), "vendor", 0};
-  const std::uint64_t sequence = ctx.nonblocking_started++;
-  const Spec* spec = requested_spec();
-  std::int64_t temp = 0;
-  const NonblockingSchedule schedule =
-      call.in_place() ? NonblockingSchedule::direct : schedule_of(spec);
-  if (schedule == NonblockingSchedule::tuna) {
-    auto exchange =
-        make_tuna_exchange(call, checked, ctx, tuna_shape(spec->params, ctx.size), sequence, temp);
-    return {start_request(std::move(exchange)), "tuna", temp};
-  }
-  if (schedule == NonblockingSchedule::shared_memory && ctx.size > 1 && ctx.size == ctx.node_size)
-    if (auto exchange = make_shared_memory_exchange(call, checked, ctx, sequence, temp))
-      return {start_request(std::move(exchange)), "shared_memory", temp};
-  auto exchange = std::make_unique<DirectExchange>(call, checked, ctx);
-  temp = exchange->temp_bytes();
-  return {start_request(std::move(exchange)), "direct", temp};
+  Made made = make_exchange(schedule, call, checked, *setup, ctx.nonblocking_started++);
+  const std::int64_t temp = made.exchange->temp_bytes();
+  setup->start(*made.exchange);
+  return {start_request(std::move(made.exchange)), made.name, temp};
 }
 
 }  // namespace a2av

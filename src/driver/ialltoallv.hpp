@@ -7,8 +7,12 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace a2av {
+
+class NonblockingSetup;
+class StagedOperation;
 
 struct NonblockingStart {
   MPI_Request request = MPI_REQUEST_NULL;
@@ -18,7 +22,13 @@ struct NonblockingStart {
 
 // Checks this rank's arguments (throws a2av::Error; nothing is agreed across ranks, as with
 // MPI_Ialltoallv, so a rank that gets an error must not leave its peers waiting) and starts
-// the exchange. The count and displacement arrays are read here only.
+// the exchange, without waiting for the other ranks (driver/nonblocking_setup.hpp). The count
+// and displacement arrays are read here only.
 NonblockingStart start_ialltoallv(const Call& call);
+
+// The direct schedule for a checked call (extents of its datatypes), on `setup`'s communicator.
+std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
+                                                      std::int64_t recv_extent,
+                                                      NonblockingSetup& setup);
 
 }  // namespace a2av

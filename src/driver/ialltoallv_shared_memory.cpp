@@ -14,9 +14,11 @@
 // first advances the older exchanges of its communicator on this rank (MPICH advances only
 // the request being waited for, and a peer's reads may wait on this rank's older writes).
 //
-// Its own cells (not the blocking shared_memory's), made on the first nonblocking exchange
-// on the communicator: the A2AV_SHM_BYTES budget per rank again. Counts that disagree show
-// as MPI_ERR_TRUNCATE on the receiving rank, as with MPI_Ialltoallv.
+// Its own cells (not the blocking shared_memory's), made for the first nonblocking exchange on
+// the communicator that asks for them, without waiting for the other ranks
+// (nonblocking_setup.hpp): the A2AV_SHM_BYTES budget per rank again. An exchange begins once
+// they are made; where they cannot be, it runs the direct schedule instead. Counts that
+// disagree show as MPI_ERR_TRUNCATE on the receiving rank, as with MPI_Ialltoallv.
 #include "driver/ialltoallv_shared_memory.hpp"
 
 #include "alltoallv/algorithm.hpp"
@@ -25,6 +27,7 @@
 #include "core/p2p.hpp"
 #include "core/spin.hpp"
 #include "core/tags.hpp"
+#include "driver/ialltoallv.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
@@ -33,15 +36,6 @@
 #include <vector>
 
 namespace a2av {
-
-class SharedMemoryExchange;
-
-// The communicator's cells and the exchanges in flight on them on this rank, oldest first.
-struct NonblockingCells {
-  NodeSegment segment;
-  std::vector<SharedMemoryExchange*> in_flight;
-};
-
 namespace {
 
 // A cell's first cache line; the block follows it.
@@ -52,41 +46,43 @@ struct Cell {
 };
 static_assert(sizeof(Cell) <= kLine);
 
-NonblockingCells& cells_of(const CommContext& ctx) {
-  if (NonblockingCells* kept = ctx.kept.find<NonblockingCells>()) return *kept;
-  const std::int64_t capacity = shared_memory_capacity(ctx.size);
-  const std::size_t part =
-      capacity < 0 ? 0 : static_cast<std::size_t>(capacity + kLine) * 2 * ctx.size;
-  return ctx.kept.keep(std::shared_ptr<NonblockingCells>(
-      new NonblockingCells{NodeSegment(ctx.nonblocking, part), {}}));
-}
-
-}  // namespace
-
-class SharedMemoryExchange : public NonblockingOperation {
+class SharedMemoryExchange : public StagedOperation {
  public:
-  SharedMemoryExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
-                       NonblockingCells& cells, std::uint64_t sequence)
-      : ctx_(ctx),
-        cells_(cells),
+  SharedMemoryExchange(const Call& call, const CheckedCall& checked, NonblockingSetup& setup,
+                       std::uint64_t sequence)
+      : StagedOperation(setup, true),
+        ctx_(setup.context()),
         exchange_(sequence + 1),  // zeroed cells hold exchange 0
         tag_(tags::kNonblockingSharedMemory.cycle(sequence)),
-        stride_(cells.segment.part_bytes(0) / (2 * ctx.size)),
-        capacity_(static_cast<std::int64_t>(stride_ - kLine)),
-        blocks_(call, checked, ctx.size) {
-    cells_.in_flight.push_back(this);
-    const int me = ctx.rank, size = ctx.size;
-    if (!blocks_.copy_own_block(me)) note(MPI_ERR_TRUNCATE);
+        send_extent_(checked.send_type.extent),
+        recv_extent_(checked.recv_type.extent),
+        blocks_(call, checked, ctx_.size) {
+    const int me = ctx_.rank, size = ctx_.size;
     for (int i = 1; i < size; ++i) {
       to_read_.push_back((me - i + size) % size);
       to_write_.push_back((me + i) % size);
     }
+  }
+
+  ~SharedMemoryExchange() override {
+    if (cells_) std::erase(cells_->in_flight, this);
+  }
+
+  void begin() override {
+    cells_ = setup_.cells();
+    if (!cells_) {
+      direct_ = make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_);
+      return direct_->begin();
+    }
+    cells_->in_flight.push_back(this);
+    stride_ = cells_->segment->part_bytes(0) / (2 * ctx_.size);
+    capacity_ = static_cast<std::int64_t>(stride_ - kLine);
+    if (!blocks_.copy_own_block(ctx_.rank)) note(MPI_ERR_TRUNCATE);
     write();
   }
 
-  ~SharedMemoryExchange() override { std::erase(cells_.in_flight, this); }
-
-  bool progress() override {
+  bool advance() override {
+    if (direct_) return finished_direct();
     if (done_) return true;
     const std::size_t before = to_write_.size() + to_read_.size();
     // Older exchanges advance while this one waits to write, and while it waits to read: a
@@ -94,7 +90,7 @@ class SharedMemoryExchange : public NonblockingOperation {
     // under MPICH a wait on this request advances no other (MPI_Wait in reverse order).
     if (!write() || !to_read_.empty()) advance_older();
     read();
-    if (to_write_.size() + to_read_.size() == before && before > 0 && ctx_.cores_shared)
+    if (to_write_.size() + to_read_.size() == before && before > 0 && cells_->cores_shared)
       yield_core();  // let the peers this rank waits for run
     if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE)) return false;
     blocks_.finish();
@@ -102,7 +98,7 @@ class SharedMemoryExchange : public NonblockingOperation {
     return true;
   }
 
-  std::int64_t temp_bytes() const {
+  std::int64_t temp_bytes() const override {
     return blocks_.temp_bytes() + request_bytes() +
            static_cast<std::int64_t>((to_read_.capacity() + to_write_.capacity()) * sizeof(int));
   }
@@ -111,8 +107,14 @@ class SharedMemoryExchange : public NonblockingOperation {
   const ByteBlocks& send() const { return blocks_.send(); }
   const ByteBlocks& recv() const { return blocks_.recv(); }
 
+  bool finished_direct() {
+    if (!direct_->advance()) return false;
+    note(direct_->error());
+    return true;
+  }
+
   Cell& cell(int owner, int reader) const {
-    return *reinterpret_cast<Cell*>(cells_.segment.part(owner) +
+    return *reinterpret_cast<Cell*>(cells_->segment->part(owner) +
                                     ((exchange_ % 2) * ctx_.size + reader) * stride_);
   }
   std::byte* block(Cell& c) const { return reinterpret_cast<std::byte*>(&c) + kLine; }
@@ -154,7 +156,7 @@ class SharedMemoryExchange : public NonblockingOperation {
   }
 
   void advance_older() {
-    for (SharedMemoryExchange* older : std::vector(cells_.in_flight)) {
+    for (Operation* older : std::vector(cells_->in_flight)) {
       if (older == this) break;
       older->progress();
     }
@@ -177,27 +179,30 @@ class SharedMemoryExchange : public NonblockingOperation {
   }
 
   const CommContext& ctx_;
-  NonblockingCells& cells_;
+  NodeCells* cells_ = nullptr;  // once begun; null: direct_ runs instead
   std::uint64_t exchange_;
   int tag_;  // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
-  std::size_t stride_;
-  std::int64_t capacity_;
+  std::int64_t send_extent_, recv_extent_;
+  std::size_t stride_ = 0;
+  std::int64_t capacity_ = 0;
   NonblockingBlocks blocks_;
   std::vector<int> to_write_, to_read_;  // peers whose cell is still to fill, to take
+  std::unique_ptr<StagedOperation> direct_;
   bool done_ = false;
 };
 
-std::unique_ptr<Operation> make_shared_memory_exchange(const Call& call, const CheckedCall& checked,
-                                                       const CommContext& ctx,
-                                                       std::uint64_t sequence,
-                                                       std::int64_t& temp_bytes) {
-  NonblockingCells& cells = cells_of(ctx);  // collective the first time: not under the hold
-  if (!cells.segment.ok()) return nullptr;
-  // Another thread may be advancing the exchanges in flight on these cells.
-  const ProgressHold hold;
-  auto exchange = std::make_unique<SharedMemoryExchange>(call, checked, ctx, cells, sequence);
-  temp_bytes = exchange->temp_bytes();
-  return exchange;
+}  // namespace
+
+std::size_t nonblocking_cell_bytes(int size) {
+  const std::int64_t capacity = shared_memory_capacity(size);
+  return capacity < 0 ? 0 : static_cast<std::size_t>(capacity + kLine) * 2 * size;
+}
+
+std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
+                                                             const CheckedCall& checked,
+                                                             NonblockingSetup& setup,
+                                                             std::uint64_t sequence) {
+  return std::make_unique<SharedMemoryExchange>(call, checked, setup, sequence);
 }
 
 }  // namespace a2av

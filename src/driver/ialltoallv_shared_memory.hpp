@@ -3,21 +3,25 @@
 #pragma once
 
 #include "core/call.hpp"
-#include "core/progress_request.hpp"
+#include "driver/nonblocking_setup.hpp"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
 namespace a2av {
 
-// For a checked call, not in place, on a communicator whose ranks share one node;
-// `sequence` numbers the nonblocking exchanges started on it (the same on every rank).
-// Makes the communicator's cells on first use (collective). Null, on every rank alike, if
-// they cannot be made. `temp_bytes`: packed copies and arrays held until the request is
-// freed.
-std::unique_ptr<Operation> make_shared_memory_exchange(const Call& call, const CheckedCall& checked,
-                                                       const CommContext& ctx,
-                                                       std::uint64_t sequence,
-                                                       std::int64_t& temp_bytes);
+// The bytes of cells each rank holds at P = size (0: none, A2AV_SHM_BYTES=0).
+std::size_t nonblocking_cell_bytes(int size);
+
+// For a checked call, not in place, on a communicator whose ranks may share one node, after
+// `setup.want_cells(nonblocking_cell_bytes(P))`; `sequence` numbers the nonblocking exchanges
+// started on it (the same on every rank). It begins on the cells once they are made, or as the
+// direct schedule where they turn out impossible (the ranks do not share a node, no memory), on
+// every rank alike.
+std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
+                                                             const CheckedCall& checked,
+                                                             NonblockingSetup& setup,
+                                                             std::uint64_t sequence);
 
 }  // namespace a2av

@@ -29,37 +29,44 @@ namespace {
 // forwarded messages the next (core/tags.hpp; on CommContext::nonblocking).
 constexpr std::uint64_t kTagPairs = tags::kNonblockingTuna.count / 2;
 
-class TunaExchange : public NonblockingOperation {
+class TunaExchange : public StagedOperation {
  public:
-  TunaExchange(const Call& call, const CheckedCall& checked, const CommContext& ctx,
+  TunaExchange(const Call& call, const CheckedCall& checked, NonblockingSetup& setup,
                const TunaShape& shape, std::uint64_t sequence)
-      : ctx_(ctx),
+      : StagedOperation(setup, false),
+        ctx_(setup.context()),
         radix_(shape.radix),
-        rounds_(cached_tuna_rounds(ctx.size, shape.radix)),
+        rounds_(cached_tuna_rounds(ctx_.size, shape.radix)),
         batches_(tuna_batches(rounds_, shape.batch)),
         direct_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs))),
         forwarded_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs) + 1)),
-        blocks_(call, checked, ctx.size),
+        blocks_(call, checked, ctx_.size),
         send_(blocks_.send()),
         recv_(blocks_.recv()),
-        store_(ctx.size),
+        store_(ctx_.size),
         staging_(static_cast<std::size_t>(shape.batch)) {
-    if (!blocks_.copy_own_block(ctx.rank)) note(MPI_ERR_TRUNCATE);
+    if (!blocks_.copy_own_block(ctx_.rank)) note(MPI_ERR_TRUNCATE);
+    if (!batches_.empty()) pack_batch();
+  }
+
+  void begin() override {
     if (!batches_.empty()) post_batch();
   }
 
-  bool progress() override {
+  bool advance() override {
     while (batch_ < batches_.size()) {
       if (!batch_arrived()) return false;
       finish_batch();
-      if (++batch_ < batches_.size()) post_batch();
+      if (++batch_ == batches_.size()) break;
+      pack_batch();
+      post_batch();
     }
     if (!finished_) blocks_.finish();
     finished_ = true;
     return true;
   }
 
-  std::int64_t temp_bytes() const {
+  std::int64_t temp_bytes() const override {
     std::int64_t bytes = blocks_.temp_bytes();
     for (const auto& s : store_) bytes += static_cast<std::int64_t>(s.capacity());
     for (const Staging& s : staging_)
@@ -85,6 +92,16 @@ class TunaExchange : public NonblockingOperation {
     return store_[distance];
   }
 
+  // The batch's forwarded messages, from what this rank holds before its rounds.
+  void pack_batch() {
+    const auto [first, last] = batches_[batch_];
+    for (std::size_t r = first; r < last; ++r) {
+      Staging& s = staging_[r - first];
+      s.received = rounds_[r].forwarded.empty();
+      if (!s.received) pack(rounds_[r], s.send);
+    }
+  }
+
   void post_batch() {
     const auto [first, last] = batches_[batch_];
     for (std::size_t r = first; r < last; ++r) {
@@ -97,10 +114,8 @@ class TunaExchange : public NonblockingOperation {
       posted(MPI_Isend(send_.at(to), static_cast<int>(send_.bytes[to]), MPI_BYTE, to, direct_tag_,
                        ctx_.nonblocking, &add()),
              "MPI_Isend");
-      Staging& s = staging_[r - first];
-      s.received = round.forwarded.empty();
       if (round.forwarded.empty()) continue;
-      pack(round, s.send);
+      const Staging& s = staging_[r - first];
       posted(MPI_Isend(s.send.data(), static_cast<int>(s.send.size()), MPI_BYTE, to, forwarded_tag_,
                        ctx_.nonblocking, &add()),
              "MPI_Isend");
@@ -197,12 +212,10 @@ class TunaExchange : public NonblockingOperation {
 
 }  // namespace
 
-std::unique_ptr<Operation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
-                                              const CommContext& ctx, const TunaShape& shape,
-                                              std::uint64_t sequence, std::int64_t& temp_bytes) {
-  auto exchange = std::make_unique<TunaExchange>(call, checked, ctx, shape, sequence);
-  temp_bytes = exchange->temp_bytes();
-  return exchange;
+std::unique_ptr<StagedOperation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
+                                                    NonblockingSetup& setup, const TunaShape& shape,
+                                                    std::uint64_t sequence) {
+  return std::make_unique<TunaExchange>(call, checked, setup, shape, sequence);
 }
 
 }  // namespace a2av

@@ -3,7 +3,7 @@
 
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/call.hpp"
-#include "core/progress_request.hpp"
+#include "driver/nonblocking_setup.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -11,11 +11,11 @@
 namespace a2av {
 
 // For a checked call, not in place; `sequence` numbers the nonblocking exchanges started on
-// the communicator (the same on every rank). `temp_bytes`: what the operation holds when it
-// starts (packed copies, its first batch's messages); the store grows as blocks pass
-// through, up to P - (K+1) blocks.
-std::unique_ptr<Operation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
-                                              const CommContext& ctx, const TunaShape& shape,
-                                              std::uint64_t sequence, std::int64_t& temp_bytes);
+// the communicator (the same on every rank). Its temp_bytes(): what it holds when it starts
+// (packed copies, its first batch's messages); the store grows as blocks pass through, up to
+// P - (K+1) blocks.
+std::unique_ptr<StagedOperation> make_tuna_exchange(const Call& call, const CheckedCall& checked,
+                                                    NonblockingSetup& setup, const TunaShape& shape,
+                                                    std::uint64_t sequence);
 
 }  // namespace a2av

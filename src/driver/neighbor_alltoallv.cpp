@@ -12,7 +12,9 @@
 //   tag, which MPI's non-overtaking rule matches in that order.
 // Tags: kNeighborCartesian and kNeighborGraph (core/tags.hpp), on the private communicator.
 // Memory: the neighbour lists and one request and status per edge, O(degree), never O(P).
-// start_ineighbor_alltoallv posts the same messages behind a request (MPI_Ineighbor_alltoallv).
+// start_ineighbor_alltoallv posts the same messages behind a request (MPI_Ineighbor_alltoallv),
+// once the communicator's duplicates exist, in start order (nonblocking_setup.hpp): its start
+// waits for no other rank. A blocking call lets every such exchange begin first.
 #include "driver/neighbor_alltoallv.hpp"
 
 #include "core/call.hpp"
@@ -21,6 +23,7 @@
 #include "core/p2p.hpp"
 #include "core/tags.hpp"
 #include "driver/nonblocking_operation.hpp"
+#include "driver/nonblocking_setup.hpp"
 
 #include <vector>
 
@@ -146,21 +149,43 @@ void post_messages(const NeighborCall& call, const Neighbours& n, MPI_Comm comm,
 // The nonblocking form: the same messages, completed by the caller's MPI_Wait or MPI_Test
 // (a receive of another count than expected shows there as MPI_ERR_TRUNCATE). Several may be
 // outstanding on one communicator: every rank posts them in the same order, and MPI matches
-// messages of one source and tag in posting order.
-class NeighborExchange : public NonblockingOperation {
+// messages of one source and tag in posting order. The arrays are copied: the caller's may be
+// gone when it begins.
+class NeighborExchange : public StagedOperation {
  public:
-  NeighborExchange(const NeighborCall& call, const Neighbours& n, const CommContext& ctx)
-      : recvtype_(call.recvtype) {
-    reserve_requests(n.sources.size() + n.destinations.size());
+  NeighborExchange(const NeighborCall& call, Neighbours n, NonblockingSetup& setup)
+      : StagedOperation(setup, false),
+        n_(std::move(n)),
+        sendcounts_(call.sendcounts, call.sendcounts + n_.destinations.size()),
+        sdispls_(call.sdispls, call.sdispls + n_.destinations.size()),
+        recvcounts_(call.recvcounts, call.recvcounts + n_.sources.size()),
+        rdispls_(call.rdispls, call.rdispls + n_.sources.size()),
+        call_(call) {
+    call_.sendcounts = sendcounts_.data();
+    call_.sdispls = sdispls_.data();
+    call_.recvcounts = recvcounts_.data();
+    call_.rdispls = rdispls_.data();
+    reserve_requests(n_.sources.size() + n_.destinations.size());
+  }
+
+  void begin() override {
     post_messages(
-        call, n, ctx.comm, [&](int expected) -> MPI_Request& { return add(expected); },
+        call_, n_, setup_.context().comm,
+        [&](int expected) -> MPI_Request& { return add(expected); },
         [&](int rc, const char* what) { posted(rc, what); });
   }
-  bool progress() override { return all_tested(recvtype_); }
-  std::int64_t temp_bytes() const { return request_bytes(); }
+  bool advance() override { return all_tested(call_.recvtype); }
+  std::int64_t temp_bytes() const override {
+    const std::size_t ints = n_.sources.capacity() + n_.destinations.capacity() +
+                             sendcounts_.capacity() + sdispls_.capacity() + recvcounts_.capacity() +
+                             rdispls_.capacity();
+    return request_bytes() + static_cast<std::int64_t>(ints * sizeof(int));
+  }
 
  private:
-  MPI_Datatype recvtype_;
+  Neighbours n_;
+  std::vector<int> sendcounts_, sdispls_, recvcounts_, rdispls_;
+  NeighborCall call_;  // the caller's, on the copies
 };
 
 }  // namespace
@@ -168,6 +193,8 @@ class NeighborExchange : public NonblockingOperation {
 std::int64_t neighbor_alltoallv(const NeighborCall& call) {
   const CommContext& ctx = comm_context(call.comm);
   const Neighbours n = checked_neighbours(call, ctx);
+  if (NonblockingSetup* setup = ctx.kept.find<NonblockingSetup>())
+    setup->begin_all();  // the nonblocking exchanges' messages before these, as on every rank
   std::vector<MPI_Request> requests;
   requests.reserve(n.sources.size() + n.destinations.size());
   auto posted = [&](int rc, const char* what) {
@@ -203,9 +230,12 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
 }
 
 NonblockingStart start_ineighbor_alltoallv(const NeighborCall& call) {
-  const CommContext& ctx = comm_context(call.comm);
-  auto exchange = std::make_unique<NeighborExchange>(call, checked_neighbours(call, ctx), ctx);
+  const CommContext& ctx = started_context(call.comm);
+  Neighbours n = checked_neighbours(call, ctx);
+  NonblockingSetup& setup = nonblocking_setup(ctx);
+  auto exchange = std::make_unique<NeighborExchange>(call, std::move(n), setup);
   const std::int64_t temp = exchange->temp_bytes();
+  setup.start(*exchange);
   return {start_request(std::move(exchange)), "direct", temp};
 }
 

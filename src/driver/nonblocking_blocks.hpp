@@ -1,8 +1,9 @@
-// The byte view of a nonblocking call for as long as its operation runs: its own copies of
-// the count and displacement arrays (the caller's may be gone once the start returns: the
-// preload's converted arrays are), and packed copies of data in non-contiguous datatypes
-// (core/call.hpp's NormalizedCall), so the schedules see one byte range per peer whatever
-// the datatypes. Not for MPI_IN_PLACE (the direct schedule takes those calls).
+// What a nonblocking call keeps for as long as its operation runs: its own copies of the count
+// and displacement arrays (the caller's may be gone once the start returns: the preload's
+// converted arrays are), and, for the schedules that move bytes, packed copies of data in
+// non-contiguous datatypes (core/call.hpp's NormalizedCall), so that they see one byte range
+// per peer whatever the datatypes. The byte view is not for MPI_IN_PLACE (the direct schedule
+// takes those calls).
 #pragma once
 
 #include "core/call.hpp"
@@ -13,6 +14,22 @@
 
 namespace a2av {
 
+// The call with its arrays copied (those it has: not the send side of MPI_IN_PLACE).
+class CallCopy {
+ public:
+  CallCopy(const Call& call, int size);
+  CallCopy(const CallCopy&) = delete;
+  CallCopy& operator=(const CallCopy&) = delete;
+
+  const Call& call() const { return call_; }
+  std::int64_t bytes() const;
+
+ private:
+  std::vector<MPI_Count> sendcounts_, recvcounts_;
+  std::vector<MPI_Aint> sdispls_, rdispls_;
+  Call call_;
+};
+
 class NonblockingBlocks {
  public:
   // Packs the send data if its type is not contiguous.
@@ -20,6 +37,7 @@ class NonblockingBlocks {
   NonblockingBlocks(const NonblockingBlocks&) = delete;
   NonblockingBlocks& operator=(const NonblockingBlocks&) = delete;
 
+  const Call& call() const { return copy_.call(); }
   const ByteBlocks& send() const { return view_.send(); }
   const ByteBlocks& recv() const { return view_.recv(); }
   // This rank's block to itself; false (and as much as fits copied) if the two sides'
@@ -32,8 +50,7 @@ class NonblockingBlocks {
   std::int64_t temp_bytes() const;
 
  private:
-  std::vector<MPI_Count> sendcounts_, recvcounts_;
-  std::vector<MPI_Aint> sdispls_, rdispls_;
+  CallCopy copy_;
   MemoryTracker memory_;  // before view_, which releases into it
   NormalizedCall view_;
 };

@@ -1,9 +1,12 @@
 // Persistent all-to-all exchanges (MPI-4's MPI_Alltoallv_init, MPI_Alltoall_init,
 // MPI_Neighbor_alltoallv_init and the first two's _c forms; Open MPI 4.1's MPIX_ ones) as
-// a2av plans:
-// the checks, the agreement, the choice of algorithm and the layout happen once, in the init
-// call; MPI_Start runs the plan. The neighbourhood exchange has no plan: its init call keeps
-// the arguments (the arrays copied) and MPI_Start runs A2AV_Neighbor_alltoallv on them.
+// a2av plans. MPI makes the init call local (it must not wait for the other ranks), so it only
+// keeps the arguments (the arrays copied); the first MPI_Start makes the plan (the checks, the
+// agreement, the choice of algorithm and the layout: collective, as the start that runs it
+// already is), and every MPI_Start runs it. Where a2av rejects the arguments (on every rank
+// alike: the plan agrees), the MPI library's blocking form runs instead, from that start on.
+// The neighbourhood exchange has no plan: MPI_Start runs A2AV_Neighbor_alltoallv on the kept
+// arguments.
 //
 // The request the program gets is the MPI library's own: a persistent receive of zero bytes
 // from this rank on a private communicator. MPI_Start (and MPI_Startall) run the plan, start
@@ -33,11 +36,64 @@ namespace {
 // The done message's tag is kPersistentDone (core/tags.hpp): one started request is matched
 // at a time (see start()).
 constexpr int kSelf = 0;  // the one rank of done_comm()
+// What an alltoallv init call does, in the statistics.
+constexpr const char* kPlanLater = "plan (made at the first MPI_Start)";
+
+// An A2AV_ code as MPI reports it: through the communicator's error handler.
+int reported(int code, MPI_Comm comm) {
+  if (code == A2AV_SUCCESS) return MPI_SUCCESS;
+  MPI_Comm_call_errhandler(comm, mpi_error_for(code));
+  return mpi_error_for(code);
+}
+
+// An alltoallv plan made at the first start. `vendor` runs the MPI library's blocking form of
+// the init call's arguments, `vendor_route` names it.
+class DeferredPlan {
+ public:
+  DeferredPlan(const void* sendbuf, Side send, void* recvbuf, Side recv, MPI_Comm comm,
+               const char* vendor_route, std::function<int()> vendor)
+      : sendbuf_(sendbuf),
+        send_(std::move(send)),
+        recvbuf_(recvbuf),
+        recv_(std::move(recv)),
+        comm_(comm),
+        vendor_route_(vendor_route),
+        vendor_(std::move(vendor)) {}
+  DeferredPlan(const DeferredPlan&) = delete;
+  DeferredPlan& operator=(const DeferredPlan&) = delete;
+  ~DeferredPlan() { A2AV_Plan_free(&plan_); }
+
+  // Makes the plan if there is none yet (collective); an MPI code.
+  int make() {
+    if (plan_ || vendor_only_) return MPI_SUCCESS;
+    const int code =
+        A2AV_Alltoallv_init(sendbuf_, send_.counts_or_null(), send_.displs_or_null(), send_.type,
+                            recvbuf_, recv_.counts_or_null(), recv_.displs_or_null(), recv_.type,
+                            comm_, nullptr /* A2AV_ALGORITHM, else auto */, &plan_);
+    if (code == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
+    vendor_only_ = code == A2AV_ERR_ARG || code == A2AV_ERR_DATATYPE || code == A2AV_ERR_ALGORITHM;
+    return vendor_only_ ? MPI_SUCCESS : reported(code, comm_);
+  }
+  // Once made: what runs, for the statistics (null: the plan, which A2AV_Last_algorithm names).
+  const char* route() const { return vendor_only_ ? vendor_route_ : nullptr; }
+  int run() const { return vendor_only_ ? vendor_() : reported(A2AV_Start(plan_), comm_); }
+
+ private:
+  const void* sendbuf_;
+  Side send_;
+  void* recvbuf_;
+  Side recv_;
+  MPI_Comm comm_;
+  const char* vendor_route_;
+  std::function<int()> vendor_;
+  A2AV_Plan plan_ = nullptr;
+  bool vendor_only_ = false;
+};
 
 struct Persistent {
   const char* started;       // its name in the statistics: "MPI_Start (persistent ...)"
-  std::function<int()> run;  // the exchange, returning an A2AV_ code
-  MPI_Comm comm;             // the program's, for its error handler
+  std::function<int()> run;  // the exchange, returning an MPI code (its error handler called)
+  std::shared_ptr<DeferredPlan> plan;  // an alltoallv's, made before the first run
 };
 
 std::unordered_map<MPI_Request, Persistent>& persistent() {
@@ -65,17 +121,13 @@ int make_request(Persistent p, MPI_Request* request) {
   return A2AV_SUCCESS;
 }
 
-// An alltoallv plan (A2AV_Alltoallv_init keeps its own copies of the arrays).
-int init_alltoallv(const char* started, const void* sendbuf, const Side& send, void* recvbuf,
-                   const Side& recv, MPI_Comm comm, MPI_Request* request) {
-  A2AV_Plan plan = nullptr;
-  const int code =
-      A2AV_Alltoallv_init(sendbuf, send.counts_or_null(), send.displs_or_null(), send.type, recvbuf,
-                          recv.counts_or_null(), recv.displs_or_null(), recv.type, comm,
-                          nullptr /* A2AV_ALGORITHM, else auto */, &plan);
-  if (code != A2AV_SUCCESS) return code;
-  std::shared_ptr<A2AV_Plan_s> owned(plan, [](A2AV_Plan p) { A2AV_Plan_free(&p); });
-  return make_request({started, [owned] { return A2AV_Start(owned.get()); }, comm}, request);
+// An alltoallv plan, made at the first start (the Sides own their arrays).
+int init_alltoallv(const char* started, const void* sendbuf, Side send, void* recvbuf, Side recv,
+                   MPI_Comm comm, const char* vendor_route, std::function<int()> vendor,
+                   MPI_Request* request) {
+  auto plan = std::make_shared<DeferredPlan>(sendbuf, std::move(send), recvbuf, std::move(recv),
+                                             comm, vendor_route, std::move(vendor));
+  return make_request({started, [plan] { return plan->run(); }, plan}, request);
 }
 
 // A neighbourhood exchange's arguments, kept for every start (the arrays copied).
@@ -89,8 +141,10 @@ struct NeighborArgs {
   MPI_Comm comm;
 
   int operator()() const {
-    return A2AV_Neighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), sendtype, recvbuf,
-                                   recvcounts.data(), rdispls.data(), recvtype, comm);
+    return reported(
+        A2AV_Neighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+                                recvcounts.data(), rdispls.data(), recvtype, comm),
+        comm);
   }
 };
 
@@ -110,7 +164,7 @@ int init_neighbor(const void* sendbuf, const int* sendcounts, const int* sdispls
   NeighborArgs args{sendbuf, copied(sendcounts, out), copied(sdispls, out), sendtype,
                     recvbuf, copied(recvcounts, in),  copied(rdispls, in),  recvtype,
                     comm};
-  return make_request({"MPI_Start (persistent MPI_Neighbor_alltoallv)", std::move(args), comm},
+  return make_request({"MPI_Start (persistent MPI_Neighbor_alltoallv)", std::move(args), nullptr},
                       request);
 }
 
@@ -118,12 +172,10 @@ int init_neighbor(const void* sendbuf, const int* sendcounts, const int* sdispls
 // the message is sent (it was just started, and every earlier one was matched the same
 // way), so one tag serves all requests.
 int start(MPI_Request done, const Persistent& p) {
-  const int code = timed(p.started, nullptr, p.run);
-  if (code != A2AV_SUCCESS) {
-    MPI_Comm_call_errhandler(p.comm, mpi_error_for(code));
-    return mpi_error_for(code);
-  }
-  int rc = PMPI_Start(&done);
+  int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Start(&done);
   if (rc == MPI_SUCCESS)
     rc = PMPI_Send(nullptr, 0, MPI_BYTE, kSelf, tags::kPersistentDone.tag(), done_comm());
   return rc;
@@ -153,14 +205,21 @@ int A2AV_INIT(MPI, Alltoallv)(const void* sendbuf, const int sendcounts[], const
       A2AV_NAME(A2AV_INIT(MPI, Alltoallv)), A2AV_NAME(A2AV_INIT(PMPI, Alltoallv)), comm,
       [&] {
         const int n = peers(comm);
-        return init_alltoallv("MPI_Start (persistent MPI_Alltoallv)", sendbuf,
-                              widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
-                              widened_side(recvcounts, rdispls, recvtype, n), comm, request);
+        return init_alltoallv(
+            "MPI_Start (persistent MPI_Alltoallv)", sendbuf,
+            widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
+            widened_side(recvcounts, rdispls, recvtype, n), comm, "PMPI_Alltoallv",
+            [=] {
+              return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                    rdispls, recvtype, comm);
+            },
+            request);
       },
       [&] {
         return A2AV_INIT(PMPI, Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                           recvcounts, rdispls, recvtype, comm, info, request);
-      });
+      },
+      kPlanLater);
 }
 
 int A2AV_INIT(MPI, Alltoall)(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -170,14 +229,20 @@ int A2AV_INIT(MPI, Alltoall)(const void* sendbuf, int sendcount, MPI_Datatype se
       A2AV_NAME(A2AV_INIT(MPI, Alltoall)), A2AV_NAME(A2AV_INIT(PMPI, Alltoall)), comm,
       [&] {
         const int n = peers(comm);
-        return init_alltoallv("MPI_Start (persistent MPI_Alltoall)", sendbuf,
-                              uniform_side(sendcount, sendtype, n), recvbuf,
-                              uniform_side(recvcount, recvtype, n), comm, request);
+        return init_alltoallv(
+            "MPI_Start (persistent MPI_Alltoall)", sendbuf, uniform_side(sendcount, sendtype, n),
+            recvbuf, uniform_side(recvcount, recvtype, n), comm, "PMPI_Alltoall",
+            [=] {
+              return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
+            },
+            request);
       },
       [&] {
         return A2AV_INIT(PMPI, Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                          comm, info, request);
-      });
+      },
+      kPlanLater);
 }
 
 int A2AV_INIT(MPI, Neighbor_alltoallv)(const void* sendbuf, const int sendcounts[],
@@ -211,14 +276,21 @@ int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
       "MPI_Alltoallv_init_c", "PMPI_Alltoallv_init_c", comm,
       [&] {
         const int n = peers(comm);
-        return init_alltoallv("MPI_Start (persistent MPI_Alltoallv_c)", sendbuf,
-                              widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
-                              widened_side(recvcounts, rdispls, recvtype, n), comm, request);
+        return init_alltoallv(
+            "MPI_Start (persistent MPI_Alltoallv_c)", sendbuf,
+            widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
+            widened_side(recvcounts, rdispls, recvtype, n), comm, "PMPI_Alltoallv_c",
+            [=] {
+              return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm);
+            },
+            request);
       },
       [&] {
         return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, info, request);
-      });
+      },
+      kPlanLater);
 }
 
 int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -228,14 +300,20 @@ int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype s
       "MPI_Alltoall_init_c", "PMPI_Alltoall_init_c", comm,
       [&] {
         const int n = peers(comm);
-        return init_alltoallv("MPI_Start (persistent MPI_Alltoall_c)", sendbuf,
-                              uniform_side(sendcount, sendtype, n), recvbuf,
-                              uniform_side(recvcount, recvtype, n), comm, request);
+        return init_alltoallv(
+            "MPI_Start (persistent MPI_Alltoall_c)", sendbuf, uniform_side(sendcount, sendtype, n),
+            recvbuf, uniform_side(recvcount, recvtype, n), comm, "PMPI_Alltoall_c",
+            [=] {
+              return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm);
+            },
+            request);
       },
       [&] {
         return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, info, request);
-      });
+      },
+      kPlanLater);
 }
 
 // To the MPI library, as the other large-count neighbourhood forms (c_bindings.cpp).

@@ -4,6 +4,7 @@
 #include "alltoallv/node_aware_rounds.hpp"
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
+#include "core/p2p.hpp"
 #include "tuning/data_files.hpp"
 
 #include <nlohmann/json.hpp>
@@ -153,10 +154,30 @@ void direct_phase(Timeline& t, int first, int last, bool in_band) {
   t.end_phase();
 }
 
-// Peers per phase of a direct algorithm: all, one, or its batch parameter's value.
-int direct_batch(const CostModel& model, const ParamValues& p, int size) {
+// The bound on requests in flight a spec runs under (core/p2p.hpp).
+int in_flight_limit(const Spec& spec) {
+  return spec.in_flight > 0 ? spec.in_flight : InFlight::default_limit();
+}
+
+// Peers per phase of a direct algorithm: all, one, or its batch parameter's value; under the
+// bound on requests in flight, at most half the bound (a receive and a send each), the
+// sliding window taken as phases of that many peers.
+int direct_batch(const Spec& spec, int size) {
+  const CostModel& model = spec.algorithm->model;
   if (model.one_at_a_time) return 1;
-  return model.batch ? static_cast<int>(std::min<std::int64_t>(p[*model.batch], size)) : size;
+  int batch = model.batch
+                  ? static_cast<int>(std::min<std::int64_t>(spec.params[*model.batch], size))
+                  : size;
+  if (spec.algorithm->bounds_in_flight)
+    batch = std::min(batch, std::max(1, in_flight_limit(spec) / 2));
+  return batch;
+}
+
+// TuNA's shape as it runs under the bound: fewer rounds in flight where the bound is smaller.
+TunaShape bounded_tuna_shape(const Spec& spec, int size) {
+  TunaShape shape = tuna_shape(spec.params, size);
+  shape.batch = tuna_rounds_in_flight(shape.batch, in_flight_limit(spec));
+  return shape;
 }
 
 void linear_phases(Timeline& t, int batch, bool in_band) {
@@ -416,7 +437,7 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     case ModelShape::none:
       fail(A2AV_ERR_ALGORITHM, "the model predicts fixed algorithms, not {}", spec.algorithm->name);
     case ModelShape::direct:
-      linear_phases(t, direct_batch(spec.algorithm->model, p, n), in_band);
+      linear_phases(t, direct_batch(spec, n), in_band);
       break;
     case ModelShape::shared_memory:
       shared_memory_phase(t, m, q);
@@ -425,7 +446,7 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
       node_aware_phases(t, m, p, q);
       break;
     case ModelShape::tuna:
-      tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
+      tuna_phases(t, n, bounded_tuna_shape(spec, n), [&](int s, int d) { return w.block(s, d); });
       break;
     case ModelShape::bruck: {  // as TuNA's rounds (less its size headers), no block direct
       const int radix = tuna_radix(p[kRadix], n);

@@ -163,6 +163,13 @@ int vendor_alltoallv(const void* send, const Layout& l, MPI_Datatype type, void*
   return MPI_Alltoallv(send, sc.data(), sd.data(), type, recv, rc.data(), rd.data(), type, comm);
 }
 
+int in_flight_bound(const std::string& spec) {
+  const auto key = spec.find("in_flight=");
+  if (key != std::string::npos) return std::atoi(spec.c_str() + key + 10);
+  const char* env = std::getenv("A2AV_MAX_IN_FLIGHT");
+  return env && *env ? std::max(8, std::atoi(env)) : 64;  // the documented range and default
+}
+
 std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts, MPI_Comm comm,
                                    std::uint64_t seed, int elem_bytes) {
   const int me = rank_of(comm), size = size_of(comm);
@@ -196,6 +203,11 @@ std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts
     for (std::int64_t b = 0; b < l.recvcounts[peer] * elem_bytes; ++b)
       pattern_errors += got[l.rdispls[peer] * elem_bytes + b] != pattern(peer, me, b);
   EXPECT_EQ(pattern_errors, 0) << spec << ": rank " << me << " received wrong bytes";
+  const std::string ran = A2AV_Last_algorithm();
+  if (a2av::parse_spec(ran).algorithm->bounds_in_flight) {
+    EXPECT_LE(A2AV_Last_in_flight(), in_flight_bound(spec))
+        << spec << " (ran " << ran << "): more requests in flight than the bound on rank " << me;
+  }
   return A2AV_Last_peak_bytes();
 }
 

@@ -72,6 +72,9 @@ inline constexpr unsigned char kPoison = 0xA5;
 // size elem_bytes via a contiguous type) and expects identical receive buffers, gaps
 // included, an unchanged send buffer and the pattern in every block. Returns the peak
 // temporary bytes the a2av call reported.
+// The bound on requests in flight a spec runs under: its in_flight=N, else
+// A2AV_MAX_IN_FLIGHT, else the default.
+int in_flight_bound(const std::string& spec);
 std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts, MPI_Comm comm,
                                    std::uint64_t seed, int elem_bytes = 1);
 

@@ -38,6 +38,7 @@ void print_markdown(const std::vector<AlgorithmDescription>& all, const std::str
     std::string what = a.summary;
     if (!a.restrictions.empty())
       what += fmt::format(". Needs {}; elsewhere runs `{}`", a.restrictions, a.fallback);
+    if (a.bounds_in_flight) what += ". Bounds requests in flight";
     fmt::print("| `{}` | {} | {} |\n", a.name, markdown_parameters(a), what);
   }
   if (!any) throw std::invalid_argument(fmt::format("no algorithm family '{}'", family));
@@ -53,6 +54,7 @@ void print_text(const std::vector<AlgorithmDescription>& all) {
       fmt::print("    {} ({}, default {}): {}\n", p.name, range_of(p), default_of(p), p.doc);
     if (!a.restrictions.empty())
       fmt::print("    needs {}; elsewhere runs {}\n", a.restrictions, a.fallback);
+    if (a.bounds_in_flight) fmt::print("    bounds requests in flight (A2AV_MAX_IN_FLIGHT)\n");
     if (!a.source.empty()) fmt::print("    source: {}\n", a.source);
   }
 }
@@ -76,6 +78,7 @@ void print_json(const std::vector<AlgorithmDescription>& all) {
                    {"restrictions", a.restrictions},
                    {"fallback", a.fallback},
                    {"one_node_only", a.one_node_only},
+                   {"bounds_in_flight", a.bounds_in_flight},
                    {"source", a.source}});
   }
   fmt::print("{}\n", out.dump(2));

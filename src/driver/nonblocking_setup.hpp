@@ -1,0 +1,113 @@
+// Nonblocking starts that never wait for the other ranks (docs/design.md, "Nonblocking
+// starts"). A nonblocking exchange is made in two steps: its start does this rank's own work
+// (copies of the arrays, packing) and chooses its schedule; it begins (posts its messages, fills
+// its cells) once its communicator's duplicates exist (core/comm_context.hpp: a nonblocking
+// start on a new communicator only starts making them) and, for the shared-memory schedule, once
+// its cells are made or known impossible. Exchanges begin in the order they started: every rank
+// posts a communicator's messages in the same order, which MPI's matching of one source and tag
+// relies on. What is not ready advances whenever a start on the communicator or an exchange
+// waiting for it runs (inside MPI_Test, MPI_Wait and, under Open MPI, any MPI call).
+//
+// The cells, made on the first start that asks for them: whether every rank is on this node (an
+// MPI_Iallreduce of the processor name's hash; A2AV_EMULATE_NODES's groups besides), then a
+// NodeSegmentMaker; both on the nonblocking duplicate, where they are its only collectives.
+#pragma once
+
+#include "core/comm_context.hpp"
+#include "core/node_segment.hpp"
+#include "driver/nonblocking_operation.hpp"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace a2av {
+
+// The nonblocking shared-memory schedule's cells, on a communicator whose ranks share a node.
+struct NodeCells {
+  std::unique_ptr<NodeSegment> segment;
+  bool cores_shared = false;          // more ranks on the node than cores
+  std::vector<Operation*> in_flight;  // the exchanges on them on this rank, oldest first
+};
+
+class NonblockingSetup;
+
+// An exchange made at its start and begun by its communicator's NonblockingSetup.
+class StagedOperation : public NonblockingOperation {
+ public:
+  ~StagedOperation() override;
+  bool progress() final;
+  // Posts its messages (or fills its cells). Throws a2av::Error on a failed post.
+  virtual void begin() = 0;
+  // Once begun: advances without blocking; true once complete.
+  virtual bool advance() = 0;
+  // What it holds from its start on.
+  virtual std::int64_t temp_bytes() const = 0;
+
+ protected:
+  StagedOperation(NonblockingSetup& setup, bool needs_cells)
+      : setup_(setup), needs_cells_(needs_cells) {}
+  NonblockingSetup& setup_;
+
+ private:
+  friend class NonblockingSetup;
+  void begin_now();  // begin(), a failure noted for MPI_Wait
+
+  bool needs_cells_;
+  bool begun_ = false;
+  bool failed_ = false;
+};
+
+class NonblockingSetup {
+ public:
+  explicit NonblockingSetup(const CommContext& ctx) : ctx_(ctx) {}
+  // Takes the cells' collectives to their end, as the other ranks do (MPI_Comm_free).
+  ~NonblockingSetup();
+  NonblockingSetup(const NonblockingSetup&) = delete;
+  NonblockingSetup& operator=(const NonblockingSetup&) = delete;
+
+  const CommContext& context() const { return ctx_; }
+  // Asks for cells of `part_bytes` per rank: at the same start on every rank.
+  void want_cells(std::size_t part_bytes);
+  // Whether the cells are known to be impossible: the ranks do not share a node, or no segment.
+  bool cells_refused() const;
+  // Once the cells are settled: null if refused.
+  NodeCells* cells() const { return cells_.get(); }
+
+  // Queues `op` and begins what can begin, in start order.
+  void start(StagedOperation& op);
+  // Advances the duplicates and the cells, then begins what can begin, in start order. Under a
+  // ProgressHold.
+  void advance();
+  // Waits until every exchange started has begun: for a blocking call that posts messages the
+  // ranks match with theirs in order.
+  void begin_all();
+
+ private:
+  friend class StagedOperation;
+  enum class Cells { kUnwanted, kWanted, kFindingNode, kMaking, kSettled };
+
+  bool ready_for(const StagedOperation& op) const;
+  // One step of the cells; `wait`: waits for its collective instead of testing it.
+  bool advance_cells(bool wait);
+  void find_node();
+  void node_found();
+  void settle(std::unique_ptr<NodeSegment> segment);
+
+  const CommContext& ctx_;
+  std::deque<StagedOperation*> waiting_;  // started, not begun, oldest first
+  Cells step_ = Cells::kUnwanted;
+  std::size_t part_bytes_ = 0;
+  std::array<std::uint64_t, 2> hashes_{};  // the processor name's hash and its complement
+  MPI_Request finding_ = MPI_REQUEST_NULL;
+  std::optional<NodeSegmentMaker> maker_;
+  std::unique_ptr<NodeCells> cells_;
+};
+
+// The communicator's setup, kept in its context.
+NonblockingSetup& nonblocking_setup(const CommContext& ctx);
+
+}  // namespace a2av

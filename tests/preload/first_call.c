@@ -1,0 +1,144 @@
+/* No first-call deadlock under the preload (issue #36): the first call on a communicator is a
+   nonblocking start (MPI_Ialltoallv, MPI_Ineighbor_alltoallv) or a persistent init
+   (MPI_Alltoallv_init; Open MPI 4.1: MPIX_Alltoallv_init), which MPI makes local: it must not
+   wait for the other ranks. Each starts in a chain: rank r > 0 first receives a token from
+   rank r - 1 (synchronously sent), then starts; every rank passes the token on after its start.
+   Each case runs on a fresh duplicate of MPI_COMM_WORLD and checks every value. Then one
+   MPI_Alltoallv and one MPI_Alltoall on MPI_COMM_WORLD, which the preload tests' statistics
+   expect. Rank 0 prints " No Errors" when all passed. An argument (ialltoallv, persistent,
+   ineighbor) runs that case alone. */
+#include <mpi.h>
+#ifdef OPEN_MPI
+#include <mpi-ext.h> /* MPIX_Alltoallv_init */
+#define ALLTOALLV_INIT MPIX_Alltoallv_init
+#elif MPI_VERSION >= 4
+#define ALLTOALLV_INIT MPI_Alltoallv_init
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kTokenTag = 77, kMaxRanks = 64 };
+
+static int errors = 0;
+
+static void expect(int got, int want, const char* test, int at) {
+  if (got == want) return;
+  if (++errors <= 10) fprintf(stderr, "%s: element %d is %d, expected %d\n", test, at, got, want);
+}
+
+static void pass_token_in(MPI_Comm comm, int me) {
+  int token = 0;
+  if (me > 0) MPI_Recv(&token, 1, MPI_INT, me - 1, kTokenTag, comm, MPI_STATUS_IGNORE);
+}
+
+static void pass_token_on(MPI_Comm comm, int me, int size) {
+  int token = 0;
+  if (me + 1 < size) MPI_Ssend(&token, 1, MPI_INT, me + 1, kTokenTag, comm);
+}
+
+/* Block for rank p: two ints, (me, p) encoded; received from p: (p, me). */
+struct blocks {
+  int counts[kMaxRanks], displs[kMaxRanks], send[2 * kMaxRanks], recv[2 * kMaxRanks];
+};
+
+static void fill(struct blocks* b, int me, int size) {
+  for (int p = 0; p < size; ++p) {
+    b->counts[p] = 2, b->displs[p] = 2 * p;
+    b->send[2 * p] = me * 1000 + p, b->send[2 * p + 1] = -(me * 1000 + p);
+    b->recv[2 * p] = b->recv[2 * p + 1] = -1;
+  }
+}
+
+static void check(const struct blocks* b, int me, int size, const char* test) {
+  for (int p = 0; p < size; ++p) {
+    expect(b->recv[2 * p], p * 1000 + me, test, 2 * p);
+    expect(b->recv[2 * p + 1], -(p * 1000 + me), test, 2 * p + 1);
+  }
+}
+
+static void ialltoallv_first(int me, int size) {
+  MPI_Comm comm;
+  MPI_Request request;
+  struct blocks b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  fill(&b, me, size);
+  pass_token_in(comm, me);
+  MPI_Ialltoallv(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
+                 &request);
+  pass_token_on(comm, me, size);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  check(&b, me, size, "MPI_Ialltoallv");
+  MPI_Comm_free(&comm);
+}
+
+#ifdef ALLTOALLV_INIT
+static void persistent_first(int me, int size) {
+  MPI_Comm comm;
+  MPI_Request request;
+  struct blocks b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  fill(&b, me, size);
+  pass_token_in(comm, me);
+  ALLTOALLV_INIT(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
+                 MPI_INFO_NULL, &request);
+  pass_token_on(comm, me, size);
+  for (int round = 0; round < 2; ++round) {
+    MPI_Start(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    check(&b, me, size, "persistent MPI_Alltoallv");
+    fill(&b, me, size);
+  }
+  MPI_Request_free(&request);
+  MPI_Comm_free(&comm);
+}
+#endif
+
+/* A periodic ring: block 0 goes down, block 1 up; slot 0 receives what the rank below sent up,
+   slot 1 what the rank above sent down. */
+static void ineighbor_first(int me, int size) {
+  const int periodic = 1;
+  const int below = (me - 1 + size) % size, above = (me + 1) % size;
+  int counts[2] = {1, 1}, displs[2] = {0, 1}, send[2] = {me * 10, me * 10 + 1}, got[2] = {-1, -1};
+  MPI_Comm ring;
+  MPI_Request request;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &ring);
+  pass_token_in(ring, me);
+  MPI_Ineighbor_alltoallv(send, counts, displs, MPI_INT, got, counts, displs, MPI_INT, ring,
+                          &request);
+  pass_token_on(ring, me, size);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  expect(got[0], below * 10 + 1, "MPI_Ineighbor_alltoallv", 0);
+  expect(got[1], above * 10, "MPI_Ineighbor_alltoallv", 1);
+  MPI_Comm_free(&ring);
+}
+
+static void blocking_on_world(int me, int size) {
+  struct blocks b;
+  fill(&b, me, size);
+  MPI_Alltoallv(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT,
+                MPI_COMM_WORLD);
+  check(&b, me, size, "MPI_Alltoallv");
+  fill(&b, me, size);
+  MPI_Alltoall(b.send, 2, MPI_INT, b.recv, 2, MPI_INT, MPI_COMM_WORLD);
+  check(&b, me, size, "MPI_Alltoall");
+}
+
+int main(int argc, char** argv) {
+  int me, size, all_errors = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size > kMaxRanks) MPI_Abort(MPI_COMM_WORLD, 2);
+  const char* only = argc > 1 ? argv[1] : NULL;
+  if (!only || strcmp(only, "ialltoallv") == 0) ialltoallv_first(me, size);
+#ifdef ALLTOALLV_INIT
+  if (!only || strcmp(only, "persistent") == 0) persistent_first(me, size);
+#endif
+  if (!only || strcmp(only, "ineighbor") == 0) ineighbor_first(me, size);
+  if (!only) blocking_on_world(me, size);
+  MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (me == 0 && all_errors == 0) printf(" No Errors\n");
+  MPI_Finalize();
+  return all_errors != 0;
+}
