@@ -26,6 +26,8 @@ TEST(Spec, DefaultsAndValues) {
   EXPECT_EQ(s.params[kNodesPerBatch], 3);
   EXPECT_EQ(s.params[kRanksPerNode], 0);
   EXPECT_TRUE(s.validate);
+  EXPECT_EQ(s.in_flight, 0) << "not given: A2AV_MAX_IN_FLIGHT";
+  EXPECT_EQ(parse_spec("spread_out:in_flight=8").in_flight, 8);
   EXPECT_EQ(describe(parse_spec("tuna"), {16, 1, true}), "tuna:radix=4,batch=3,direct_above=8192");
   EXPECT_EQ(describe(parse_spec("tuna:radix=99"), {16, 1, true}),
             "tuna:radix=16,batch=15,direct_above=8192");
@@ -42,7 +44,8 @@ TEST(Spec, DefaultsAndValues) {
 TEST(Spec, RejectsWhatItDoesNotKnow) {
   for (const char* bad :
        {"", "Tuna", "tuna:", "tuna:radix=1", "tuna:radix=2x", "tuna:radix=", "tuna:depth=2",
-        "linear:radix=2", "scattered:block_count=-1", "tuna:radix=2,,batch=1", "tuna:validate=3"})
+        "linear:radix=2", "scattered:block_count=-1", "tuna:radix=2,,batch=1", "tuna:validate=3",
+        "spread_out:in_flight=7", "spread_out:in_flight=2147483648", "spread_out:in_flight=x"})
     EXPECT_EQ(parse_error(bad), A2AV_ERR_ALGORITHM) << bad;
   EXPECT_EQ(parse_error("tuna:radix=2,batch=1,direct_above=8192"), A2AV_SUCCESS);
 }
