@@ -10,36 +10,31 @@ def sparse_exchange(comm, messages, algorithm=None, dtype=np.uint8):
     """Sends each message to its destination and returns the messages sent to this rank.
 
     The library reads the messages where they lie (no packing copy); the one copy is into
-    the arrays returned. The per-call work is in C (_exchange.c): through ctypes it cost
-    several times the exchange of small messages.
+    the arrays returned. The per-call work is in C (_exchange.c), the arrays built there too:
+    through ctypes, or building them in Python, it cost several times the exchange of small
+    messages.
 
     Args:
         comm: an mpi4py intracommunicator.
-        messages: (destination, buffer) pairs, or a dict destination -> buffer; each buffer
-            a C-contiguous NumPy array or other buffer. Several messages to one rank arrive
-            in the order given; a rank may send to itself.
+        messages: (destination, buffer) pairs (a list, tuple or other iterable of them), or
+            a dict destination -> buffer; each buffer a C-contiguous NumPy array or other
+            buffer. Several messages to one rank arrive in the order given; a rank may send
+            to itself.
         algorithm: "nbx", "grid", "dense", "shared_memory" or "auto" (docs/algorithms.md);
             None means A2AV_SPARSE_ALGORITHM if set, else auto.
         dtype: the dtype of the arrays returned (default: bytes, np.uint8). Each message
             received must be a whole number of its items.
 
     Returns:
-        A list of (source, array), one per message received, ordered by source: views of
-        one new array that holds them all.
+        A list of (source, array), one per message received, ordered by source: each array
+        new, one-dimensional (unless dtype has a shape), holding a copy of the message.
 
     Raises:
         Error: on every rank, with the code they agree on (ERR_ARG for a destination out
             of range, for instance).
+        ValueError: after a successful exchange, if a message received is not a whole number
+            of dtype's items, or dtype holds Python objects.
     """
-    pairs = list(messages.items() if isinstance(messages, dict) else messages)
-    code, rejected, storage, entries = _exchange.sparse(
-        comm_handle(comm), pairs, algorithm or None)
+    code, rejected, received = _exchange.sparse(comm_handle(comm), messages, algorithm, dtype)
     check(code, rejected)
-    item = np.dtype(dtype).itemsize
-    for source, _, size in entries:
-        if size % item:
-            raise ValueError(f"{size} bytes from rank {source} are not a whole number of "
-                             f"{np.dtype(dtype)} items")
-    data = np.frombuffer(storage, dtype=dtype)
-    return [(source, data[offset // item:(offset + size) // item])
-            for source, offset, size in entries]
+    return received

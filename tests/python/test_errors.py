@@ -98,6 +98,29 @@ class Checks:
         self.expect(a2av.ERR_ARG, "not a pair",
                     lambda: a2av.sparse_exchange(self.comm, not_a_pair))
 
+    def sparse_dtypes(self):
+        """A dtype that what arrives does not fit: ValueError where it arrives, after an
+        exchange that every rank completed (so nothing hangs)."""
+        right = (self.rank + 1) % self.size
+        odd = self.mine([(right, b"xy")], [(right, b"xyz")])
+        left = (self.rank - 1) % self.size
+        try:
+            a2av.sparse_exchange(self.comm, odd, dtype=np.int16)
+            raised = None
+        except ValueError as error:
+            raised = str(error)
+        wanted = f"3 bytes from rank {left} are not a whole number of int16 items"
+        self.tally.check(raised == wanted if left == self.one_rank else raised is None,
+                         f"{self.name}: odd message as int16 raised {raised!r}")
+        try:
+            a2av.sparse_exchange(self.comm, [(right, b"12345678")], dtype=object)
+            raised = None
+        except ValueError as error:
+            raised = str(error)
+        self.tally.check(raised is not None and "holds objects" in raised,
+                         f"{self.name}: dtype=object raised {raised!r}")
+        self.works_after("sparse dtypes")
+
     def inplace_arguments(self):
         buf = self.mine(np.zeros(self.size), b"\0" * self.size)
         self.expect(a2av.ERR_ARG, "read-only buffer",
@@ -126,6 +149,7 @@ def main():
         checks.alltoallv_arguments()
         checks.count_disagreement()
         checks.sparse_arguments()
+        checks.sparse_dtypes()
         checks.inplace_arguments()
     return tally.finish()
 

@@ -65,6 +65,22 @@ def check_forms(tally, name, comm):
         tally.check(same(got, want, np.float64), f"{what}: dict")
 
 
+def check_results(tally, name, comm):
+    """Messages as a tuple or a generator of pairs; the arrays returned are writable,
+    C-contiguous, and writing one changes no other."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    mine, want = outgoing(7, rank, size), expected(7, comm)
+    got = a2av.sparse_exchange(comm, tuple(mine), dtype=np.float64)
+    tally.check(same(got, want, np.float64), f"{name}: tuple of pairs")
+    got = a2av.sparse_exchange(comm, (pair for pair in mine), dtype=np.float64)
+    tally.check(same(got, want, np.float64), f"{name}: generator of pairs")
+    if got:
+        got[0][1][:] = -1
+    tally.check(same(got[1:], want[1:], np.float64), f"{name}: writing one array")
+    tally.check(all(data.flags.c_contiguous and data.flags.writeable for _, data in got),
+                f"{name}: arrays C-contiguous and writable")
+
+
 def check_algorithms(tally, name, comm):
     rank, size = comm.Get_rank(), comm.Get_size()
     for seed, algorithm in enumerate(ALGORITHMS, start=10):
@@ -81,6 +97,7 @@ def main():
     tally = Tally()
     for name, comm in communicators():
         check_forms(tally, name, comm)
+        check_results(tally, name, comm)
         check_algorithms(tally, name, comm)
     return tally.finish()
 
