@@ -85,6 +85,8 @@ class TunaRun {
     for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
     if (defer_large_) exchange_deferred_large(rounds);
     large_.wait_all(mismatch_);
+    for (const auto& [source, bytes] : deferred_drops_)
+      drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
   }
 
  private:
@@ -188,12 +190,13 @@ class TunaRun {
     if (!options_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
-    if (marked && !expected) {  // dropped whenever its sender sends it
-      large_.discard(bytes, source, tags::kTunaLarge.tag(), group_.comm);
-    } else if (marked && defer_large_) {
-      deferred_recv_[source] = true;
-    } else if (marked) {
+    if (marked && defer_large_) {
+      if (expected) deferred_recv_[source] = true;
+      if (!expected) deferred_drops_.emplace_back(source, bytes);
+    } else if (marked && expected) {
       large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), group_.comm);
+    } else if (marked) {
+      drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
     }
     if (!marked && expected && bytes > 0) std::memcpy(recv_.at(source), data, bytes);
   }
@@ -303,6 +306,7 @@ class TunaRun {
   // Large blocks past the bound: marked in the rounds, exchanged after them.
   bool defer_large_ = false;
   std::vector<bool> deferred_recv_ = std::vector<bool>(group_.size, false);  // by source
+  std::vector<std::pair<int, std::int64_t>> deferred_drops_;  // unexpected: source, bytes
 };
 
 }  // namespace

@@ -281,14 +281,6 @@ void Requests::exchange(void* recv, std::int64_t recv_bytes, int from, const voi
   }
 }
 
-void Requests::discard(std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
-  for (std::int64_t at = 0; at < bytes; at += max_piece()) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, peer, tag, comm, &request), "MPI_Irecv");
-    push(request, 0, -1);
-  }
-}
-
 std::int64_t Requests::requests_for(std::int64_t bytes) const {
   const std::int64_t pieces = (bytes + max_piece() - 1) / max_piece();
   return in_band_ ? std::max<std::int64_t>(1, pieces) : pieces;

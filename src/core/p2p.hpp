@@ -170,10 +170,6 @@ class Requests {
                 std::int64_t send_bytes, int to, int tag, MPI_Comm comm);
   // Requests a block of `bytes` takes: its pieces, and one for an empty block in band.
   std::int64_t requests_for(std::int64_t bytes) const;
-  // Receives and drops a message of `bytes` (its pieces truncated to nothing) that this rank
-  // does not take, without waiting and outside the limit: an error path, whose sender may
-  // send it only at its end.
-  void discard(std::int64_t bytes, int peer, int tag, MPI_Comm comm);
   // Takes over a request posted elsewhere; expected_bytes < 0 for a send.
   void adopt(MPI_Request request, std::int64_t expected_bytes);
   // Waits for all. A receive that got fewer bytes than posted, or was truncated (the
