@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace a2av {
 namespace {
@@ -46,8 +47,24 @@ static_assert(tuna_header_words(0) == kFixedWords);
 
 // A block of more than `direct_above` bytes does not enter forwarded messages: it travels
 // from the send buffer to the receive buffer in a message of its own, and forwarded
-// messages carry in its place its large_marker (algorithm.hpp), so the receiver learns from
-// the sender's own count that it comes, and how long it is.
+// messages carry in its place a marker, so the receiver learns from the sender's own count
+// that it comes, how long it is, and when: during the rounds, or after them (deferred, when
+// the sender's large blocks exceed its share of the bound on requests in flight). The
+// receiver follows the sender's choice, even when the counts disagree, so that no rank
+// waits mid-rounds for a block its sender sends only after them.
+struct LargeBlock {
+  std::int64_t bytes;
+  bool deferred;
+};
+constexpr std::int64_t tuna_marker(LargeBlock block) {
+  return large_marker(2 * block.bytes + (block.deferred ? 1 : 0));
+}
+constexpr LargeBlock unmark(std::int64_t marker) {
+  const std::int64_t word = marked_bytes(marker);
+  return {word / 2, word % 2 != 0};
+}
+static_assert(unmark(tuna_marker({12345, true})).bytes == 12345);
+static_assert(unmark(tuna_marker({12345, true})).deferred);
 
 // Where the block a rank holds at `distance` lives before a round of digit `digit`.
 struct Holder {
@@ -83,10 +100,8 @@ class TunaRun {
     defer_large_ = large_requests() > large_budget();
     if (!defer_large_) send_large_blocks(rounds);
     for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
-    if (defer_large_) exchange_deferred_large(rounds);
+    if (defer_large_ || !deferred_.empty()) exchange_deferred_large(rounds);
     large_.wait_all(mismatch_);
-    for (const auto& [source, bytes] : deferred_drops_)
-      drop_pieces(bytes, source, tags::kTunaLarge.tag(), group_.comm);
   }
 
  private:
@@ -107,16 +122,21 @@ class TunaRun {
     return n;
   }
 
-  // The large blocks after the rounds, step d receiving from rank-d and sending to rank+d:
-  // the order in which a bound slides without deadlock (core/p2p.hpp).
+  // The deferred large blocks after the rounds, step d receiving from rank-d and sending to
+  // rank+d: the order in which a bound slides without deadlock (core/p2p.hpp). Every rank
+  // that sends or receives a deferred block takes part; a block this rank does not take is
+  // dropped at its step, after this step's send is posted.
   void exchange_deferred_large(const std::vector<TunaRound>& rounds) {
     for (int d = 1; d < group_.size; ++d) {
       const int to = mod(group_.rank + d), from = mod(group_.rank - d);
-      const bool sends =
-          !options_.failed_code && large(send_.bytes[to]) && !is_round_distance(rounds, d);
-      large_.exchange(recv_.at(from), deferred_recv_[from] ? recv_.bytes[from] : 0, from,
-                      send_.at(to), sends ? send_.bytes[to] : 0, to, tags::kTunaLarge.tag(),
-                      group_.comm);
+      const bool sends = defer_large_ && !options_.failed_code && large(send_.bytes[to]) &&
+                         !is_round_distance(rounds, d);
+      const auto incoming = deferred_.find(from);
+      const bool takes = incoming != deferred_.end() && incoming->second.expected;
+      large_.exchange(recv_.at(from), takes ? recv_.bytes[from] : 0, from, send_.at(to),
+                      sends ? send_.bytes[to] : 0, to, tags::kTunaLarge.tag(), group_.comm);
+      if (incoming != deferred_.end() && !takes)
+        drop_pieces(incoming->second.bytes, from, tags::kTunaLarge.tag(), group_.comm);
     }
   }
 
@@ -135,7 +155,7 @@ class TunaRun {
     const Holder h = holder(distance, place);
     if (!h.from_send) return stored_bytes_[distance];
     const std::int64_t bytes = options_.failed_code ? 0 : send_.bytes[h.peer];
-    return large(bytes) ? large_marker(bytes) : bytes;
+    return large(bytes) ? tuna_marker({bytes, defer_large_}) : bytes;
   }
   const std::byte* held_data(int distance, int place) const {
     const Holder h = holder(distance, place);
@@ -185,14 +205,14 @@ class TunaRun {
   // A block that has arrived (no higher digits left), `size` bytes or a large-block marker.
   void deliver(int source, std::int64_t size, const std::byte* data) {
     const bool marked = size < 0;
-    const std::int64_t bytes = marked ? marked_bytes(size) : size;
+    const LargeBlock block = marked ? unmark(size) : LargeBlock{size, false};
+    const std::int64_t bytes = block.bytes;
     const bool expected = !options_.failed_code && bytes == recv_.bytes[source];
     if (!options_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
-    if (marked && defer_large_) {
-      if (expected) deferred_recv_[source] = true;
-      if (!expected) deferred_drops_.emplace_back(source, bytes);
+    if (marked && block.deferred) {
+      deferred_[source] = {bytes, expected};
     } else if (marked && expected) {
       large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), group_.comm);
     } else if (marked) {
@@ -218,7 +238,7 @@ class TunaRun {
       const std::int64_t size = header[kFixedWords + i];
       const std::int64_t inline_bytes = std::max<std::int64_t>(0, size);
       used += inline_bytes;
-      if (used > bytes || (size < 0 && !large(marked_bytes(size))))
+      if (used > bytes || (size < 0 && !large(unmark(size).bytes)))
         fail(A2AV_ERR_MPI, "tuna: corrupt round message");
       if (d < span) {
         deliver(mod(group_.rank - d), size, at);
@@ -304,9 +324,12 @@ class TunaRun {
   std::vector<Staging> staging_;            // one per round in flight
   std::int64_t packed_bytes_ = 0;
   // Large blocks past the bound: marked in the rounds, exchanged after them.
-  bool defer_large_ = false;
-  std::vector<bool> deferred_recv_ = std::vector<bool>(group_.size, false);  // by source
-  std::vector<std::pair<int, std::int64_t>> deferred_drops_;  // unexpected: source, bytes
+  bool defer_large_ = false;  // this rank's
+  struct Deferred {
+    std::int64_t bytes;
+    bool expected;  // else dropped
+  };
+  std::map<int, Deferred> deferred_;  // the senders' deferred blocks to this rank, by source
 };
 
 }  // namespace

@@ -214,12 +214,10 @@ void Requests::make_room() {
   while (active_ >= limit_) complete_some();
 }
 
-void Requests::push(MPI_Request request, std::int64_t expected, int receive, bool first) {
+void Requests::push(MPI_Request request, std::int64_t expected, int receive) {
   requests_.push_back(request);
   expected_.push_back(expected);
   receive_of_.push_back(receive);
-  first_.push_back(first);
-  first_pieces_ += first;
   ++active_;
   InFlight::posted(1);
 }
@@ -235,15 +233,28 @@ void Requests::post_send_piece(const std::byte* data, std::int64_t at, std::int6
 }
 
 void Requests::post_recv_piece(std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
-                               int tag, MPI_Comm comm, int receive) {
+                               int tag, MPI_Comm comm) {
   const int n = static_cast<int>(std::min(max_piece(), bytes - at));
-  int piece_tag = tag;
-  if (in_band_) piece_tag = at == 0 ? MPI_ANY_TAG : at + n < bytes ? tags::kMorePieces.tag() : tag;
   make_room();
-  if (in_band_ && cancelled(receive)) return;  // the peer's error came meanwhile
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Irecv(data + at, n, MPI_BYTE, peer, piece_tag, comm, &request), "MPI_Irecv");
-  push(request, n, in_band_ ? receive : -1, in_band_ && at == 0 && n < bytes);
+  check_mpi(MPI_Irecv(data + at, n, MPI_BYTE, peer, tag, comm, &request), "MPI_Irecv");
+  push(request, n, -1);
+}
+
+void Requests::start_in_band_receive(void* data, std::int64_t bytes, int peer, MPI_Comm comm) {
+  in_band_receives_.push_back({static_cast<std::byte*>(data), bytes, 0, peer, comm});
+  make_room();
+  post_in_band_piece(static_cast<int>(in_band_receives_.size()) - 1);
+}
+
+void Requests::post_in_band_piece(int receive) {
+  const InBandReceive& r = in_band_receives_[receive];
+  const int n = static_cast<int>(std::clamp<std::int64_t>(r.bytes - r.next, 0, max_piece()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Irecv(n > 0 ? r.data + r.next : r.data, n, MPI_BYTE, r.peer, MPI_ANY_TAG, r.comm,
+                      &request),
+            "MPI_Irecv");
+  push(request, n, receive);
 }
 
 void Requests::isend(const void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
@@ -262,10 +273,10 @@ void Requests::isend_error(int code, int peer, MPI_Comm comm) {
 }
 
 void Requests::irecv(void* data, std::int64_t bytes, int peer, int tag, MPI_Comm comm) {
+  if (in_band_) return start_in_band_receive(data, bytes, peer, comm);
   auto* base = static_cast<std::byte*>(data);
-  const int receive = receives_++;
-  for_each_piece(bytes, in_band_, [&](std::int64_t at, int, bool) {
-    post_recv_piece(base, at, bytes, peer, tag, comm, receive);
+  for_each_piece(bytes, false, [&](std::int64_t at, int, bool) {
+    post_recv_piece(base, at, bytes, peer, tag, comm);
   });
 }
 
@@ -273,10 +284,12 @@ void Requests::exchange(void* recv, std::int64_t recv_bytes, int from, const voi
                         std::int64_t send_bytes, int to, int tag, MPI_Comm comm) {
   auto* in = static_cast<std::byte*>(recv);
   const auto* out = static_cast<const std::byte*>(send);
-  const int receive = receives_++;
-  const std::int64_t recvs = requests_for(recv_bytes), sends = requests_for(send_bytes);
+  // In band the receive's pieces follow one another by themselves.
+  if (in_band_) start_in_band_receive(recv, recv_bytes, from, comm);
+  const std::int64_t recvs = in_band_ ? 0 : requests_for(recv_bytes);
+  const std::int64_t sends = requests_for(send_bytes);
   for (std::int64_t k = 0; k < std::max(recvs, sends); ++k) {
-    if (k < recvs) post_recv_piece(in, k * max_piece(), recv_bytes, from, tag, comm, receive);
+    if (k < recvs) post_recv_piece(in, k * max_piece(), recv_bytes, from, tag, comm);
     if (k < sends) post_send_piece(out, k * max_piece(), send_bytes, to, tag, comm);
   }
 }
@@ -311,39 +324,38 @@ void Requests::complete_some() {
   if (2 * static_cast<std::size_t>(active_) < requests_.size()) compact();
 }
 
-bool Requests::cancelled(int receive) const {
-  return std::find(failed_.begin(), failed_.end(), receive) != failed_.end();
-}
-
-void Requests::cancel_receive(int receive) {
-  failed_.push_back(receive);
-  for (std::size_t i = 0; i < requests_.size(); ++i)
-    if (receive_of_[i] == receive && requests_[i] != MPI_REQUEST_NULL)
-      check_mpi(MPI_Cancel(&requests_[i]), "MPI_Cancel");
-}
-
 // Notes what a completed request shows: a truncated or short receive, a peer's error tag.
 void Requests::settle(std::size_t i, MPI_Status& status, bool in_status) {
-  first_pieces_ -= first_[i];
-  if (receive_of_[i] >= 0 && cancelled(receive_of_[i])) return;  // cancelled: nothing came
-  if (in_status && status.MPI_ERROR != MPI_SUCCESS) {
+  const bool truncated = in_status && status.MPI_ERROR != MPI_SUCCESS;
+  if (truncated) {
     int error_class = 0;
     MPI_Error_class(status.MPI_ERROR, &error_class);
     if (error_class != MPI_ERR_TRUNCATE) check_mpi(status.MPI_ERROR, "a request");
     noted_.note(
         fmt::format("rank {} sent more bytes than the receive count allows", status.MPI_SOURCE));
-    return;
   }
   if (expected_[i] < 0) return;
-  if (in_band_ && is_error(status.MPI_TAG)) {
-    in_band_->note(status.MPI_SOURCE, error_of(status.MPI_TAG));
-    return cancel_receive(receive_of_[i]);
-  }
+  if (receive_of_[i] >= 0) return settle_in_band(i, status, truncated);
   int got = 0;
   MPI_Get_count(&status, MPI_BYTE, &got);
-  if (got != expected_[i])
+  if (!truncated && got != expected_[i])
     noted_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
                             status.MPI_SOURCE, got, expected_[i]));
+}
+
+// A piece of an in-band receive: the peer's error, or data; if the peer's tag says more
+// pieces follow, the next is posted, into the block or, past its end, to be dropped.
+void Requests::settle_in_band(std::size_t i, const MPI_Status& status, bool truncated) {
+  InBandReceive& r = in_band_receives_[receive_of_[i]];
+  if (is_error(status.MPI_TAG)) return in_band_->note(status.MPI_SOURCE, error_of(status.MPI_TAG));
+  int got = 0;
+  MPI_Get_count(&status, MPI_BYTE, &got);
+  const bool more = status.MPI_TAG == tags::kMorePieces.tag();
+  if (!truncated && (got != expected_[i] || (!more && r.next + got < r.bytes)))
+    noted_.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
+                            status.MPI_SOURCE, r.next + got, r.bytes));
+  r.next += expected_[i];
+  if (more) post_in_band_piece(receive_of_[i]);
 }
 
 void Requests::compact() {
@@ -352,23 +364,16 @@ void Requests::compact() {
     if (requests_[i] == MPI_REQUEST_NULL) continue;
     requests_[kept] = requests_[i];
     expected_[kept] = expected_[i];
-    first_[kept] = first_[i];
     receive_of_[kept++] = receive_of_[i];
   }
   requests_.resize(kept);
   expected_.resize(kept);
-  first_.resize(kept);
   receive_of_.resize(kept);
 }
 
 void Requests::wait_all(Mismatch& mismatch) {
-  // In band, a peer's error cancels the receive's later pieces, which must be known before
-  // waiting on them: the first pieces complete first.
-  while (first_pieces_ > 0) complete_some();
-  compact();
   wait_posted();
-  failed_.clear();
-  receives_ = 0;
+  in_band_receives_.clear();
   mismatch.absorb(noted_);
   noted_ = Mismatch();
 }
@@ -383,37 +388,38 @@ void Requests::cancel_all() {
   active_ = 0;
   requests_.clear();
   expected_.clear();
-  first_.clear();
   receive_of_.clear();
-  failed_.clear();
-  first_pieces_ = 0;
+  in_band_receives_.clear();
 }
 
 void Requests::wait_posted() {
-  statuses_.resize(requests_.size());
   [[maybe_unused]] const WorldErrorsReturn guard;
-  const int rc =
-      MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), statuses_.data());
-  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
-  for (std::size_t i = 0; i < requests_.size(); ++i) {
-    MPI_Status& status = statuses_[i];
-    bool in_status = rc == MPI_ERR_IN_STATUS;
-    if (in_status && status.MPI_ERROR != MPI_SUCCESS) {
-      int error_class = 0;
-      MPI_Error_class(status.MPI_ERROR, &error_class);
-      if (error_class == MPI_ERR_PENDING) {  // not failed, not done: another one failed
-        check_mpi(MPI_Wait(&requests_[i], &status), "MPI_Wait");
-        in_status = false;
+  compact();
+  while (!requests_.empty()) {
+    const std::size_t n = requests_.size();
+    statuses_.resize(n);
+    const int rc = MPI_Waitall(static_cast<int>(n), requests_.data(), statuses_.data());
+    if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitall");
+    active_ -= static_cast<int>(n);
+    InFlight::ended(static_cast<int>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      MPI_Status& status = statuses_[i];
+      bool in_status = rc == MPI_ERR_IN_STATUS;
+      if (in_status && status.MPI_ERROR != MPI_SUCCESS) {
+        int error_class = 0;
+        MPI_Error_class(status.MPI_ERROR, &error_class);
+        if (error_class == MPI_ERR_PENDING) {  // not failed, not done: another one failed
+          const int wait_rc = MPI_Wait(&requests_[i], &status);
+          status.MPI_ERROR = wait_rc;
+          in_status = wait_rc != MPI_SUCCESS;
+        }
       }
+      settle(i, status, in_status);  // may post an in-band receive's next piece
     }
-    settle(i, status, in_status);
+    requests_.erase(requests_.begin(), requests_.begin() + n);
+    expected_.erase(expected_.begin(), expected_.begin() + n);
+    receive_of_.erase(receive_of_.begin(), receive_of_.begin() + n);
   }
-  InFlight::ended(active_);
-  active_ = 0;
-  requests_.clear();
-  expected_.clear();
-  first_.clear();
-  receive_of_.clear();
 }
 
 void sendrecv(const void* send, std::int64_t send_bytes, int dest, void* recv,

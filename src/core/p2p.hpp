@@ -33,10 +33,12 @@ class Mismatch {
 
 // In-band agreement on argument errors, for the algorithms that send each peer its block
 // directly (docs/errors.md). Every rank sends every peer at least one message, an empty one
-// for an empty block, and receives each peer's first piece with any tag. A rank that rejected
-// its arguments sends each peer instead one empty message whose tag carries its error code,
-// and drains what the peers send it. So every rank learns every other rank's error while the
-// data moves, and no allreduce has to come before the exchange.
+// for an empty block, and receives each peer's pieces one after another with any tag. A rank
+// that rejected its arguments sends each peer instead one empty message whose tag carries its
+// error code, and drains what the peers send it. So every rank learns every other rank's error
+// while the data moves, and no allreduce has to come before the exchange. A piece's tag says
+// whether more follow, so a receiver whose count disagrees with its sender's takes exactly the
+// pieces sent, neither waiting for more nor leaving any behind.
 class PeerErrors {
  public:
   void note(int rank, int code);
@@ -151,7 +153,8 @@ class Requests {
  public:
   Requests() : Requests(nullptr) {}
   // In-band agreement (see PeerErrors): an empty block is still one message, and a peer's
-  // error tag is noted in `in_band` instead of data.
+  // error tag is noted in `in_band` instead of data. At most one in-band receive per peer
+  // may be in flight: its pieces take any tag, each posted when the one before has come.
   // `limit`: at most this many in flight (InFlight::limit() where the schedule posts in an
   // order that lets the bound slide); by default as many as are posted.
   explicit Requests(PeerErrors* in_band, int limit = kUnbounded)
@@ -188,23 +191,36 @@ class Requests {
   }
 
  private:
+  // An in-band receive: its pieces are posted one at a time, as the sender's tags say more come.
+  struct InBandReceive {
+    std::byte* data;
+    std::int64_t bytes;
+    std::int64_t next;  // where the next piece goes
+    int peer;
+    MPI_Comm comm;
+  };
+
   // Before a post: completes requests until one more fits under the limit.
   void make_room();
-  // `first`: the first piece of an in-band receive of several.
-  void push(MPI_Request request, std::int64_t expected, int receive, bool first = false);
-  // Piece `at` of a receive; in band, `receive` numbers it (its pieces share the number) and
-  // its first piece takes any tag, as it may be the peer's error instead.
+  // `receive`: the in-band receive a piece is of, or -1.
+  void push(MPI_Request request, std::int64_t expected, int receive);
+  // Piece `at` of a receive without in-band agreement.
   void post_recv_piece(std::byte* data, std::int64_t at, std::int64_t bytes, int peer, int tag,
-                       MPI_Comm comm, int receive);
+                       MPI_Comm comm);
+  // The first piece of an in-band receive, under the limit.
+  void start_in_band_receive(void* data, std::int64_t bytes, int peer, MPI_Comm comm);
+  // The next piece of in-band receive `receive`, any tag: the rest of its block, or of a
+  // sender's longer block to drop (zero bytes, truncated). It takes the place of the piece
+  // that just came, so it needs no room.
+  void post_in_band_piece(int receive);
   void post_send_piece(const std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
                        int tag, MPI_Comm comm);
   // MPI_Waitsome, and what completed settled.
   void complete_some();
   void settle(std::size_t i, MPI_Status& status, bool in_status);
-  // A peer sent its error instead of receive `receive`: its later pieces never come.
-  void cancel_receive(int receive);
-  bool cancelled(int receive) const;
+  void settle_in_band(std::size_t i, const MPI_Status& status, bool truncated);
   void compact();  // drops completed requests
+  // Waits for every request posted so far and settles them; settling may post more.
   void wait_posted();
 
   // The bookkeeping of up to about a hundred messages lives here, not on the heap: small
@@ -214,16 +230,13 @@ class Requests {
   std::pmr::vector<MPI_Request> requests_{&resource_};
   std::pmr::vector<std::int64_t> expected_{&resource_};  // bytes per request; -1 for sends
   std::pmr::vector<int> receive_of_{&resource_};  // in band: the receive a piece is of; else -1
-  std::pmr::vector<char> first_{&resource_};      // the first of an in-band receive's pieces
   std::pmr::vector<MPI_Status> statuses_{&resource_};
   std::pmr::vector<int> indices_{&resource_};
+  std::pmr::vector<InBandReceive> in_band_receives_{&resource_};
   PeerErrors* in_band_ = nullptr;
   int limit_;
-  int active_ = 0;           // posted, not yet completed
-  int receives_ = 0;         // in band: receives numbered so far
-  int first_pieces_ = 0;     // first pieces in flight of in-band receives of several
-  std::vector<int> failed_;  // in band: receives whose peer sent its error instead
-  Mismatch noted_;           // what completions before wait_all noted
+  int active_ = 0;  // posted, not yet completed
+  Mismatch noted_;  // what completions before wait_all noted
 };
 
 // Blocking exchange of two byte ranges with (possibly different) peers.
