@@ -394,6 +394,9 @@ void Requests::cancel_all() {
 
 void Requests::wait_posted() {
   [[maybe_unused]] const WorldErrorsReturn guard;
+  // An in-band receive posts its next piece only when the last has come, and a peer's send
+  // of that piece completes only then: waiting for all at once could deadlock.
+  while (!in_band_receives_.empty() && active_ > 0) complete_some();
   compact();
   while (!requests_.empty()) {
     const std::size_t n = requests_.size();

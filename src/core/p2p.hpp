@@ -220,7 +220,8 @@ class Requests {
   void settle(std::size_t i, MPI_Status& status, bool in_status);
   void settle_in_band(std::size_t i, const MPI_Status& status, bool truncated);
   void compact();  // drops completed requests
-  // Waits for every request posted so far and settles them; settling may post more.
+  // Waits for every request posted so far and settles them (one by one where an in-band
+  // receive's settling may post its next piece).
   void wait_posted();
 
   // The bookkeeping of up to about a hundred messages lives here, not on the heap: small
