@@ -34,7 +34,9 @@ set(_mpich_run FIXTURE mpich PRELOAD ${_libasan}:${_mpich}/relocated/lib/liba2av
     MPIEXEC ${A2AV_MPICH_MPIEXEC} ENV ${_sanitizer_env})
 # MPICH 4 has the large-count forms (MPI_Alltoallv_c, ...): a2av takes the blocking and
 # persistent all-to-all ones, the rest are counted on their way to MPICH.
-a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3 4
+# Up to 3 ranks: MPICH busy-polls beyond the cores (51 s at 4 ranks on 2 cores); the
+# conformance program's 4-rank shapes run under Open MPI (preload_c).
+a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3
                   MATCH ${_c_entry_points_taken} "MPI_Alltoallv_c calls via [a-z]"
                         "MPI_Alltoall_c calls via [a-z]" "MPI_Alltoallv_init_c calls via [a-z]"
                         "MPI_Alltoall_init_c calls via [a-z]"
