@@ -132,14 +132,18 @@ class TunaRun {
       const bool sends = defer_large_ && !options_.failed_code && large(send_.bytes[to]) &&
                          !is_round_distance(rounds, d);
       const auto incoming = deferred_.find(from);
-      const bool takes = incoming != deferred_.end() && incoming->second.expected;
+      const bool comes = incoming != deferred_.end();
+      const bool takes = comes && expected(from, incoming->second);
       large_.exchange(recv_.at(from), takes ? recv_.bytes[from] : 0, from, send_.at(to),
                       sends ? send_.bytes[to] : 0, to, tags::kTunaLarge.tag(), group_.comm);
-      if (incoming != deferred_.end() && !takes)
-        drop_pieces(incoming->second.bytes, from, tags::kTunaLarge.tag(), group_.comm);
+      if (comes && !takes) drop_pieces(incoming->second, from, tags::kTunaLarge.tag(), group_.comm);
     }
   }
 
+  // Whether this rank takes a block of `bytes` from `source`: its count agrees, and it runs.
+  bool expected(int source, std::int64_t bytes) const {
+    return !options_.failed_code && bytes == recv_.bytes[source];
+  }
   int mod(int value) const { return ((value % group_.size) + group_.size) % group_.size; }
   bool large(std::int64_t bytes) const { return bytes > options_.direct_above; }
 
@@ -207,12 +211,12 @@ class TunaRun {
     const bool marked = size < 0;
     const LargeBlock block = marked ? unmark(size) : LargeBlock{size, false};
     const std::int64_t bytes = block.bytes;
-    const bool expected = !options_.failed_code && bytes == recv_.bytes[source];
+    const bool expected = this->expected(source, bytes);
     if (!options_.failed_code && !expected)
       mismatch_.note(fmt::format("rank {} sent {} bytes where the receive count says {}", source,
                                  bytes, recv_.bytes[source]));
     if (marked && block.deferred) {
-      deferred_[source] = {bytes, expected};
+      deferred_[source] = bytes;
     } else if (marked && expected) {
       large_.irecv(recv_.at(source), bytes, source, tags::kTunaLarge.tag(), group_.comm);
     } else if (marked) {
@@ -324,12 +328,8 @@ class TunaRun {
   std::vector<Staging> staging_;            // one per round in flight
   std::int64_t packed_bytes_ = 0;
   // Large blocks past the bound: marked in the rounds, exchanged after them.
-  bool defer_large_ = false;  // this rank's
-  struct Deferred {
-    std::int64_t bytes;
-    bool expected;  // else dropped
-  };
-  std::map<int, Deferred> deferred_;  // the senders' deferred blocks to this rank, by source
+  bool defer_large_ = false;              // this rank's
+  std::map<int, std::int64_t> deferred_;  // bytes of the senders' deferred blocks, by source
 };
 
 }  // namespace
