@@ -2,17 +2,15 @@
 import numpy as np
 
 from . import _exchange
-from ._last_call import check
-from ._library import comm_handle
 
 
 def sparse_exchange(comm, messages, algorithm=None, dtype=np.uint8):
     """Sends each message to its destination and returns the messages sent to this rank.
 
     The library reads the messages where they lie (no packing copy); the one copy is into
-    the arrays returned. The per-call work is in C (_exchange.c), the arrays built there too:
-    through ctypes, or building them in Python, it cost several times the exchange of small
-    messages.
+    the arrays returned. The per-call work is in C (_exchange.c), the arrays built and errors
+    raised there too: through ctypes, or in Python, it cost several times the exchange of
+    small messages.
 
     Args:
         comm: an mpi4py intracommunicator.
@@ -35,6 +33,4 @@ def sparse_exchange(comm, messages, algorithm=None, dtype=np.uint8):
         ValueError: after a successful exchange, if a message received is not a whole number
             of dtype's items, or dtype holds Python objects.
     """
-    code, rejected, received = _exchange.sparse(comm_handle(comm), messages, algorithm, dtype)
-    check(code, rejected)
-    return received
+    return _exchange.sparse(comm, messages, algorithm, dtype)

@@ -94,6 +94,12 @@ class Checks:
         negative = self.mine([(0, b"x")], [(-1, b"x")])
         self.expect(a2av.ERR_ARG, "negative destination",
                     lambda: a2av.sparse_exchange(self.comm, negative))
+        try:  # on every rank: nothing is sent
+            a2av.sparse_exchange(self.comm.py2f(), [(0, b"x")])
+            self.tally.check(False, f"{self.name}: no TypeError for a Fortran handle as comm")
+        except TypeError as error:
+            self.tally.check("Comm" in str(error), f"{self.name}: TypeError {error}")
+        self.works_after("a Fortran handle as comm")
         not_a_pair = self.mine([(0, b"x")], [(0, b"x", 1)])
         self.expect(a2av.ERR_ARG, "not a pair",
                     lambda: a2av.sparse_exchange(self.comm, not_a_pair))
