@@ -12,7 +12,7 @@ if(NOT (A2AV_MPICH_CC AND A2AV_MPICH_MPIEXEC AND A2AV_MPICH_FC))
 endif()
 set(_mpich ${CMAKE_CURRENT_BINARY_DIR}/mpich)
 set(_mpich_tests test_exchange test_semantics test_errors test_repeated_calls test_shared_memory
-    test_sparse test_inplace test_ialltoallv test_plan test_neighbor_alltoallv)
+    test_sparse test_inplace test_ialltoallv test_plan test_neighbor_alltoallv test_first_call)
 add_test(NAME mpich_build
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpich/build.sh ${PROJECT_SOURCE_DIR} ${_mpich}
           ${_mpich_tests})
@@ -44,6 +44,12 @@ a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3
                         "MPI_Ialltoallv_c calls via large counts:PMPI"
                         "MPI_Alltoallw_c calls via per-peer"
                   COMMAND ${_mpich}/conformance)
+# No first-call deadlock under MPICH either, whose nonblocking collectives progress only
+# inside MPI calls (tests/CMakeLists.txt, test_first_call).
+a2av_preload_test(NAME preload_mpich_first_call ${_mpich_run} RANKS 2 3
+                  MATCH "${_ialltoallv_taken}" "MPIX?_Alltoallv_init calls via [a-z]"
+                        "MPI_Ineighbor_alltoallv calls via neighbor:nonblocking:direct"
+                  COMMAND ${_mpich}/first_call)
 foreach(variant MPIFH USE_MPI USE_MPI_F08)
   string(TOLOWER "${variant}" name)
   a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4
