@@ -141,8 +141,9 @@ inline constexpr TagRange kCollectives{Space::context, 32000, 16};
 
 // --- nonblocking: CommContext::nonblocking ---------------------------------------------------
 
-// driver/ialltoallv.cpp: the direct schedule's blocks.
-inline constexpr TagRange kNonblockingDirect{Space::nonblocking, 40, 1};
+// driver/ialltoallv.cpp: operation n's blocks in the direct schedule, cycle(n): operations
+// started in the same order on every rank keep apart while up to count are in flight.
+inline constexpr TagRange kNonblockingDirect{Space::nonblocking, 16384, 4096};
 // driver/ialltoallv_tuna.cpp: operation n's direct blocks at(2 * (n % (count / 2))), its
 // forwarded messages at the next tag: operations started in the same order on every rank
 // keep apart while up to count / 2 are in flight.

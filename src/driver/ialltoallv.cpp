@@ -1,12 +1,15 @@
 // The nonblocking exchange's schedules, the same on every rank: chosen from A2AV_ALGORITHM
 // (the same everywhere), MPI_IN_PLACE (given on all ranks or none, as MPI requires) and the
 // node layout, never from this rank's counts or datatypes:
-//  - direct (here): every block its own message, all receives then all sends posted when the
-//    exchange begins, in spread_out's order (receive from rank - i, send to rank + i;
-//    Fan et al. [Fan24], Section II(d)), in the caller's datatypes (MPI
-//    handles derived types, nothing is packed). With MPI_IN_PLACE the blocks to send are
-//    packed first (MPI_Pack), the only temporary memory. Calls in place, and on ranks of
-//    several nodes unless A2AV_ALGORITHM names tuna.
+//  - direct (here): every block its own message, in spread_out's order (receive from
+//    rank - i, send to rank + i; Fan et al. [Fan24], Section II(d)), in the caller's
+//    datatypes (MPI handles derived types, nothing is packed). Where 2P requests fit under
+//    the bound on requests in flight, all receives then all sends are posted when the
+//    exchange begins; beyond it, step by step, each completed request making room for the
+//    next step's (the blocking algorithms' window, docs/design.md "Messages in flight"), so
+//    each operation has a tag of its own. With MPI_IN_PLACE the blocks to send are packed
+//    first (MPI_Pack), the only temporary memory. Calls in place, and on ranks of several
+//    nodes unless A2AV_ALGORITHM names tuna.
 //  - shared_memory (ialltoallv_shared_memory.cpp): ranks that may share one node, unless
 //    A2AV_ALGORITHM names another algorithm than shared_memory or auto. Whether they do, and
 //    whether its cells can be made, is found without waiting for the other ranks
@@ -39,54 +42,86 @@
 namespace a2av {
 namespace {
 
-// Tags: core/tags.hpp, kNonblockingDirect, on the nonblocking exchanges' communicator.
+// Tags: core/tags.hpp, kNonblockingDirect.cycle(sequence), on the nonblocking exchanges'
+// communicator: operations begun in the same order on every rank keep apart while their
+// posts interleave.
 class DirectExchange : public StagedOperation {
  public:
   DirectExchange(const Call& call, std::int64_t send_extent, std::int64_t recv_extent,
-                 NonblockingSetup& setup)
+                 NonblockingSetup& setup, std::uint64_t sequence, int limit)
       : StagedOperation(setup, false),
         copy_(call, setup.context().size),
         send_extent_(send_extent),
-        recv_extent_(recv_extent) {
+        recv_extent_(recv_extent),
+        tag_(tags::kNonblockingDirect.cycle(sequence)),
+        limit_(limit) {
     if (call.in_place()) pack_in_place(recv_extent);
     reserve_requests(2 * setup.context().size);
   }
 
   void begin() override {
-    const Call& call = copy_.call();
-    const CommContext& ctx = setup_.context();
-    const int me = ctx.rank, size = ctx.size;
-    for (int i = 0; i < size; ++i) {
-      const int from = (me - i + size) % size;
-      if (i == 0 && call.in_place()) continue;
-      const int count = static_cast<int>(call.recvcounts[from]);
-      posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent_), count, call.recvtype,
-                       from, tags::kNonblockingDirect.tag(), ctx.nonblocking, &add(count)),
-             "MPI_Irecv");
-    }
-    for (int i = 0; i < size; ++i) {
-      const int to = (me + i) % size;
-      if (i == 0 && call.in_place()) continue;
-      if (call.in_place()) {
-        posted(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to,
-                         tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
-               "MPI_Isend");
-      } else {
-        posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent_),
-                         static_cast<int>(call.sendcounts[to]), call.sendtype, to,
-                         tags::kNonblockingDirect.tag(), ctx.nonblocking, &add()),
-               "MPI_Isend");
-      }
-    }
+    const int size = setup_.context().size;
+    if (2 * size > limit_) return post_steps();
+    for (int i = 0; i < size; ++i) post_receive(i);
+    for (int i = 0; i < size; ++i) post_send(i);
+    next_step_ = size;
   }
 
-  bool advance() override { return all_tested(copy_.call().recvtype); }
+  // Tests in order; every completion makes room for more steps.
+  bool advance() override {
+    for (;;) {
+      const bool tested = all_tested(copy_.call().recvtype);
+      const int before = next_step_;
+      post_steps();
+      if (next_step_ == before) return tested && next_step_ == setup_.context().size;
+    }
+  }
 
   std::int64_t temp_bytes() const override {
     return static_cast<std::int64_t>(packed_.size()) + request_bytes() + copy_.bytes();
   }
 
  private:
+  // Step i's receive, from rank - i (none from itself in place).
+  void post_receive(int i) {
+    const Call& call = copy_.call();
+    const CommContext& ctx = setup_.context();
+    const int from = (ctx.rank - i + ctx.size) % ctx.size;
+    if (i == 0 && call.in_place()) return;
+    const int count = static_cast<int>(call.recvcounts[from]);
+    posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent_), count, call.recvtype, from,
+                     tag_, ctx.nonblocking, &add(count)),
+           "MPI_Irecv");
+  }
+
+  // Step i's send, to rank + i.
+  void post_send(int i) {
+    const Call& call = copy_.call();
+    const CommContext& ctx = setup_.context();
+    const int to = (ctx.rank + i) % ctx.size;
+    if (i == 0 && call.in_place()) return;
+    if (call.in_place()) {
+      posted(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to, tag_,
+                       ctx.nonblocking, &add()),
+             "MPI_Isend");
+    } else {
+      posted(MPI_Isend(at(call.sendbuf, call.sdispls[to], send_extent_),
+                       static_cast<int>(call.sendcounts[to]), call.sendtype, to, tag_,
+                       ctx.nonblocking, &add()),
+             "MPI_Isend");
+    }
+  }
+
+  // The next steps, their receive and send together, while they fit under the bound: the
+  // earliest pending step of all ranks is then posted on both sides, so the window slides.
+  void post_steps() {
+    while (next_step_ < setup_.context().size && in_flight() + 2 <= limit_) {
+      post_receive(next_step_);
+      post_send(next_step_);
+      ++next_step_;
+    }
+  }
+
   // Where a block starts: displacements count extents of the datatype, as in MPI.
   static std::byte* at(const void* base, MPI_Aint displ, std::int64_t extent) {
     return static_cast<std::byte*>(const_cast<void*>(base)) + displ * extent;
@@ -121,6 +156,9 @@ class DirectExchange : public StagedOperation {
 
   CallCopy copy_;
   std::int64_t send_extent_, recv_extent_;
+  int tag_;
+  int limit_;                      // requests in flight at most, where 2P exceed it
+  int next_step_ = 0;              // the first step not posted
   std::vector<std::byte> packed_;  // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
 };
@@ -131,6 +169,12 @@ const Spec* requested_spec() {
   static const std::optional<Spec> spec =
       env && *env ? std::optional<Spec>(parse_spec(env)) : std::nullopt;
   return spec ? &*spec : nullptr;
+}
+
+// The bound on requests in flight: the requested spec's in_flight=N, else A2AV_MAX_IN_FLIGHT.
+int nonblocking_in_flight() {
+  const Spec* spec = requested_spec();
+  return spec && spec->in_flight ? spec->in_flight : InFlight::default_limit();
 }
 
 // The requested algorithm's schedule (auto's where none is requested).
@@ -192,7 +236,8 @@ Made make_exchange(NonblockingSchedule schedule, const Call& call, const Checked
         "tuna"};
   if (schedule == NonblockingSchedule::shared_memory)
     return {make_shared_memory_exchange(call, checked, setup, sequence), "shared_memory"};
-  return {make_direct_exchange(call, checked.send_type.extent, checked.recv_type.extent, setup),
+  return {make_direct_exchange(call, checked.send_type.extent, checked.recv_type.extent, setup,
+                               sequence),
           "direct"};
 }
 
@@ -200,8 +245,10 @@ Made make_exchange(NonblockingSchedule schedule, const Call& call, const Checked
 
 std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
                                                       std::int64_t recv_extent,
-                                                      NonblockingSetup& setup) {
-  return std::make_unique<DirectExchange>(call, send_extent, recv_extent, setup);
+                                                      NonblockingSetup& setup,
+                                                      std::uint64_t sequence) {
+  return std::make_unique<DirectExchange>(call, send_extent, recv_extent, setup, sequence,
+                                          nonblocking_in_flight());
 }
 
 NonblockingStart start_ialltoallv(const Call& call) {

@@ -26,9 +26,11 @@ struct NonblockingStart {
 // and displacement arrays are read here only.
 NonblockingStart start_ialltoallv(const Call& call);
 
-// The direct schedule for a checked call (extents of its datatypes), on `setup`'s communicator.
+// The direct schedule for a checked call (extents of its datatypes), on `setup`'s communicator,
+// as the operation started `sequence`-th there.
 std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
                                                       std::int64_t recv_extent,
-                                                      NonblockingSetup& setup);
+                                                      NonblockingSetup& setup,
+                                                      std::uint64_t sequence);
 
 }  // namespace a2av

@@ -71,7 +71,8 @@ class SharedMemoryExchange : public StagedOperation {
   void begin() override {
     cells_ = setup_.cells();
     if (!cells_) {
-      direct_ = make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_);
+      direct_ = make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_,
+                                     exchange_ - 1);
       return direct_->begin();
     }
     cells_->in_flight.push_back(this);

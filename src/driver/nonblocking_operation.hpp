@@ -57,6 +57,9 @@ class NonblockingOperation : public Operation {
     return true;
   }
 
+  // Posted and not yet found complete by all_tested().
+  int in_flight() const { return static_cast<int>(requests_.size() - tested_); }
+
   void reserve_requests(std::size_t count) {
     requests_.reserve(count);
     expected_.reserve(count);
