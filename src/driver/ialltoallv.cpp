@@ -171,12 +171,6 @@ const Spec* requested_spec() {
   return spec ? &*spec : nullptr;
 }
 
-// The bound on requests in flight: the requested spec's in_flight=N, else A2AV_MAX_IN_FLIGHT.
-int nonblocking_in_flight() {
-  const Spec* spec = requested_spec();
-  return spec && spec->in_flight ? spec->in_flight : InFlight::default_limit();
-}
-
 // The requested algorithm's schedule (auto's where none is requested).
 NonblockingSchedule schedule_of(const Spec* spec) {
   return (spec ? *spec->algorithm : auto_algorithm()).nonblocking;
@@ -242,6 +236,11 @@ Made make_exchange(NonblockingSchedule schedule, const Call& call, const Checked
 }
 
 }  // namespace
+
+int nonblocking_in_flight() {
+  const Spec* spec = requested_spec();
+  return spec && spec->in_flight ? spec->in_flight : InFlight::default_limit();
+}
 
 std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
                                                       std::int64_t recv_extent,

@@ -26,6 +26,10 @@ struct NonblockingStart {
 // and displacement arrays are read here only.
 NonblockingStart start_ialltoallv(const Call& call);
 
+// The bound on requests in flight of the nonblocking schedules: A2AV_ALGORITHM's in_flight=N,
+// else A2AV_MAX_IN_FLIGHT.
+int nonblocking_in_flight();
+
 // The direct schedule for a checked call (extents of its datatypes), on `setup`'s communicator,
 // as the operation started `sequence`-th there.
 std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,

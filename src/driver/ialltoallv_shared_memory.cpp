@@ -4,6 +4,10 @@
 // the sender's cell for its receiver and published by the exchange's number; the receiver
 // copies it out when it sees that number. Larger blocks go as MPI messages, announced by
 // their size in the cell (small blocks one way, large ones the other, as UCC's "hybrid").
+// Those messages keep the bound on requests in flight (docs/design.md): half of it for
+// sends, half for receives, pieces counted one by one; a block that finds no room waits for
+// the next progress. A receive is posted only after its sender has posted the send, so the
+// receives always drain, and with them room for every sender's next block.
 //
 // Several exchanges may be in flight on one communicator, and a rank may start one before
 // its peers have finished the last, so the blocking form's rule (a rank is at most one
@@ -54,9 +58,13 @@ class SharedMemoryExchange : public StagedOperation {
         ctx_(setup.context()),
         exchange_(sequence + 1),  // zeroed cells hold exchange 0
         tag_(tags::kNonblockingSharedMemory.cycle(sequence)),
+        limit_(nonblocking_in_flight()),
         send_extent_(checked.send_type.extent),
         recv_extent_(checked.recv_type.extent),
         blocks_(call, checked, ctx_.size) {
+    // Large blocks' sends, one piece each mostly: at most half the bound, or the peers.
+    sends_.reserve(static_cast<std::size_t>(std::min(ctx_.size, limit_ / 2)));
+    indices_.reserve(sends_.capacity());
     const int me = ctx_.rank, size = ctx_.size;
     for (int i = 1; i < size; ++i) {
       to_read_.push_back((me - i + size) % size);
@@ -71,8 +79,8 @@ class SharedMemoryExchange : public StagedOperation {
   void begin() override {
     cells_ = setup_.cells();
     if (!cells_) {
-      direct_ = make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_,
-                                     exchange_ - 1);
+      direct_ =
+          make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_, exchange_ - 1);
       return direct_->begin();
     }
     cells_->in_flight.push_back(this);
@@ -90,10 +98,12 @@ class SharedMemoryExchange : public StagedOperation {
     // peer's write into a cell may wait for this rank to read an older exchange from it, and
     // under MPICH a wait on this request advances no other (MPI_Wait in reverse order).
     if (!write() || !to_read_.empty()) advance_older();
+    all_tested(MPI_BYTE);  // completed receives make room for more
     read();
     if (to_write_.size() + to_read_.size() == before && before > 0 && cells_->cores_shared)
       yield_core();  // let the peers this rank waits for run
-    if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE)) return false;
+    if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE) || sends_in_flight())
+      return false;
     blocks_.finish();
     done_ = true;
     return true;
@@ -101,7 +111,9 @@ class SharedMemoryExchange : public StagedOperation {
 
   std::int64_t temp_bytes() const override {
     return blocks_.temp_bytes() + request_bytes() +
-           static_cast<std::int64_t>((to_read_.capacity() + to_write_.capacity()) * sizeof(int));
+           static_cast<std::int64_t>(
+               (to_read_.capacity() + to_write_.capacity() + indices_.capacity()) * sizeof(int) +
+               sends_.capacity() * sizeof(MPI_Request));
   }
 
  private:
@@ -125,7 +137,9 @@ class SharedMemoryExchange : public StagedOperation {
     std::erase_if(to_write_, [&](int to) {
       Cell& c = cell(ctx_.rank, to);
       if (load_acquire(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
-      c.bytes = send().bytes[to];
+      const std::int64_t bytes = send().bytes[to];
+      if (bytes > capacity_ && !room_for(bytes, sends_in_flight())) return false;
+      c.bytes = bytes;
       if (c.bytes <= capacity_)
         copy_on_node(block(c), send().at(to), c.bytes);
       else
@@ -141,6 +155,7 @@ class SharedMemoryExchange : public StagedOperation {
     std::erase_if(to_read_, [&](int from) {
       Cell& c = cell(from, ctx_.rank);
       if (load_acquire(c.sequence) != exchange_) return false;
+      if (c.bytes > capacity_ && !room_for(c.bytes, in_flight())) return false;
       take(from, c);
       store_release(c.consumed, exchange_);
       return true;
@@ -156,6 +171,25 @@ class SharedMemoryExchange : public StagedOperation {
       post_pieces(recv().at(from), c.bytes, expected, from, true);
   }
 
+  // Whether a block of `bytes` sent as messages fits beside `in_flight` requests of its kind
+  // (sends or receives): under half the bound, or alone.
+  bool room_for(std::int64_t bytes, int in_flight) const {
+    const std::int64_t pieces = (bytes + max_piece() - 1) / max_piece();
+    return in_flight == 0 || in_flight + pieces <= limit_ / 2;
+  }
+
+  // Sends not yet complete; completed ones are dropped, failures noted.
+  int sends_in_flight() {
+    if (sends_.empty()) return 0;
+    int count = 0;
+    indices_.resize(sends_.size());
+    const int rc = MPI_Testsome(static_cast<int>(sends_.size()), sends_.data(), &count,
+                                indices_.data(), MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) note(rc);
+    std::erase(sends_, MPI_REQUEST_NULL);
+    return static_cast<int>(sends_.size());
+  }
+
   void advance_older() {
     for (Operation* older : std::vector(cells_->in_flight)) {
       if (older == this) break;
@@ -169,7 +203,7 @@ class SharedMemoryExchange : public StagedOperation {
     const std::int64_t piece = max_piece();
     for (std::int64_t at = 0; at < bytes; at += piece) {
       const int n = static_cast<int>(std::min(piece, bytes - at));
-      MPI_Request& request = add(receive ? n : -1);
+      MPI_Request& request = receive ? add(n) : sends_.emplace_back(MPI_REQUEST_NULL);
       const int fits = static_cast<int>(std::clamp<std::int64_t>(room - at, 0, n));
       const int rc =
           receive ? MPI_Irecv(data + std::min(at, room), fits, MPI_BYTE, peer, tag_,
@@ -182,12 +216,15 @@ class SharedMemoryExchange : public StagedOperation {
   const CommContext& ctx_;
   NodeCells* cells_ = nullptr;  // once begun; null: direct_ runs instead
   std::uint64_t exchange_;
-  int tag_;  // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
+  int tag_;    // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
+  int limit_;  // requests in flight at most: half for sends, half for receives
   std::int64_t send_extent_, recv_extent_;
   std::size_t stride_ = 0;
   std::int64_t capacity_ = 0;
   NonblockingBlocks blocks_;
   std::vector<int> to_write_, to_read_;  // peers whose cell is still to fill, to take
+  std::vector<MPI_Request> sends_;       // large blocks' pieces in flight
+  std::vector<int> indices_;             // MPI_Testsome's
   std::unique_ptr<StagedOperation> direct_;
   bool done_ = false;
 };
