@@ -8,6 +8,12 @@
 // messages. Small blocks one way and large ones the other, as UCC's alltoallv "hybrid"
 // does. One round, no MPI matching, and no temporary memory per call.
 //
+// Those messages keep the bound on requests in flight (docs/design.md): half of it for the
+// sends, which are never waited for while cells remain to publish (a send completes only once
+// its receiver has taken the cell), so a cell whose send finds no room is published later,
+// between passes over the cells to take; the other half for the receives, which may wait,
+// since each is posted only once its sender has posted the send.
+//
 // The cells alternate between two sets by the exchange's parity, so a sender never waits
 // for its readers to free a cell: a rank starts exchange k+2 only after every peer has
 // published k+1, and a peer publishes k+1 only after it has read all of exchange k.
@@ -145,11 +151,13 @@ class Cells {
   }
 
   // Calls take(owner, cell) for each peer's cell for this rank once it holds this exchange,
-  // in the order they come, so that a peer that is late holds up none of the others. While
-  // waiting it lets MPI progress (a peer may need that for a message this rank sent before
-  // the call, or for a large block of this exchange).
-  template <class Take>
-  void take_each(Take take) {
+  // in the order they come, so that a peer that is late holds up none of the others. A pass
+  // that takes none calls between(), which returns whether it did something, before waiting.
+  // While waiting it lets MPI progress (a peer may need that for a message this rank sent
+  // before the call, or for a large block of this exchange).
+  template <class Take, class Between = bool (*)()>
+  void take_each(
+      Take take, Between between = [] { return false; }) {
     pending_.clear();
     for (int i = 1; i < ctx_->size; ++i)
       pending_.push_back((ctx_->rank - i + ctx_->size) % ctx_->size);
@@ -162,7 +170,7 @@ class Cells {
         else
           pending_[left++] = owner;
       }
-      idle = left < pending_.size() ? 0 : idle + 1;
+      idle = left < pending_.size() || between() ? 0 : idle + 1;
       pending_.resize(left);
       if (idle > 0) wait_on_node(idle, ctx_->cores_shared, ctx_->comm);
     }
@@ -192,28 +200,65 @@ Route route_of(std::int64_t bytes, const Cells& cells, std::int64_t single_copy_
   return single ? Route::address : Route::message;
 }
 
+// The MPI messages of large blocks where no single copy is allowed, under the bound
+// (above): `deferred` holds the peers whose cell waits for room among the sends.
+struct LargeMessages {
+  explicit LargeMessages(int limit) : send_limit(limit / 2), receives(nullptr, limit - limit / 2) {}
+  int send_limit;
+  Requests sends;
+  Requests receives;
+  std::vector<int> deferred;
+
+  bool room_for(std::int64_t bytes) {
+    const int in_flight = sends.test_some();
+    return in_flight == 0 || in_flight + sends.requests_for(bytes) <= send_limit;
+  }
+};
+
+// Fills and publishes this rank's cell for `to` (its block in it, its address, or a message).
+void publish_cell(const AlgorithmCall& ex, Cells& cells, int to, Route route,
+                  LargeMessages& large) {
+  const std::int64_t bytes = ex.send.bytes[to];
+  CellHeader& cell = cells.header(ex.ctx.rank, to);
+  cell.bytes = bytes;
+  cell.code = A2AV_SUCCESS;
+  cell.route = route;
+  if (route == Route::cell) {
+    copy_on_node(cells.block(ex.ctx.rank, to), ex.send.at(to), bytes);
+  } else if (route == Route::address) {
+    cell.address = reinterpret_cast<std::uint64_t>(ex.send.at(to));
+    cells.readers().push_back(to);
+  } else {
+    large.sends.isend(ex.send.at(to), bytes, to, tags::kDirectBlock.tag(), ex.ctx.comm);
+  }
+  cells.publish(cell);
+}
+
 void send_blocks(const AlgorithmCall& ex, Cells& cells, std::int64_t single_copy_above,
-                 Requests& requests) {
+                 LargeMessages& large) {
   const int me = ex.ctx.rank, size = ex.ctx.size;
-  std::vector<int>& readers = cells.readers();
-  readers.clear();
+  cells.readers().clear();
   for (int i = 1; i < size; ++i) {
     const int to = (me + i) % size;
-    const std::int64_t bytes = ex.send.bytes[to];
-    CellHeader& cell = cells.header(me, to);
-    cell.bytes = bytes;
-    cell.code = A2AV_SUCCESS;
-    cell.route = route_of(bytes, cells, single_copy_above);
-    if (cell.route == Route::cell) {
-      copy_on_node(cells.block(me, to), ex.send.at(to), bytes);
-    } else if (cell.route == Route::address) {
-      cell.address = reinterpret_cast<std::uint64_t>(ex.send.at(to));
-      readers.push_back(to);
-    } else {
-      requests.isend(ex.send.at(to), bytes, to, tags::kDirectBlock.tag(), ex.ctx.comm);
-    }
-    cells.publish(cell);
+    const Route route = route_of(ex.send.bytes[to], cells, single_copy_above);
+    if (route == Route::message && (!large.deferred.empty() || !large.room_for(ex.send.bytes[to])))
+      large.deferred.push_back(to);
+    else
+      publish_cell(ex, cells, to, route, large);
   }
+}
+
+// Publishes the deferred cells that now find room, in order; whether it published any.
+bool publish_deferred(const AlgorithmCall& ex, Cells& cells, LargeMessages& large) {
+  std::size_t published = 0;
+  for (; published < large.deferred.size(); ++published) {
+    const int to = large.deferred[published];
+    if (!large.room_for(ex.send.bytes[to])) break;
+    publish_cell(ex, cells, to, Route::message, large);
+  }
+  large.deferred.erase(large.deferred.begin(),
+                       large.deferred.begin() + static_cast<std::ptrdiff_t>(published));
+  return published > 0;
 }
 
 // A block this rank will not take (an error, or counts that disagree): its sender may go on.
@@ -222,37 +267,44 @@ void drop_block(int from, const CellHeader& cell, const Cells& cells, MPI_Comm c
   if (cell.route == Route::address) cells.done_reading(from);
 }
 
-void receive_blocks(const AlgorithmCall& ex, Cells& cells, Requests& requests) {
-  cells.take_each([&](int from, const CellHeader& cell) {
-    const std::int64_t expected = ex.recv.bytes[from];
-    if (cell.code != A2AV_SUCCESS) {
-      if (ex.in_band) ex.in_band->note(from, cell.code);
-    } else if (cell.bytes != expected) {
-      ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}", from,
-                                   cell.bytes, expected));
-      drop_block(from, cell, cells, ex.ctx.comm);
-    } else if (cell.route == Route::cell) {
-      copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
-    } else if (cell.route == Route::address) {
-      cells.single_copy().read(ex.recv.at(from), from, reinterpret_cast<const void*>(cell.address),
-                               expected);
-      cells.done_reading(from);
-    } else {
-      requests.irecv(ex.recv.at(from), expected, from, tags::kDirectBlock.tag(), ex.ctx.comm);
-    }
-  });
+void receive_blocks(const AlgorithmCall& ex, Cells& cells, LargeMessages& large) {
+  cells.take_each(
+      [&](int from, const CellHeader& cell) {
+        const std::int64_t expected = ex.recv.bytes[from];
+        if (cell.code != A2AV_SUCCESS) {
+          if (ex.in_band) ex.in_band->note(from, cell.code);
+        } else if (cell.bytes != expected) {
+          ex.mismatch.note(fmt::format("rank {} sent {} bytes where the receive count says {}",
+                                       from, cell.bytes, expected));
+          drop_block(from, cell, cells, ex.ctx.comm);
+        } else if (cell.route == Route::cell) {
+          copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
+        } else if (cell.route == Route::address) {
+          cells.single_copy().read(ex.recv.at(from), from,
+                                   reinterpret_cast<const void*>(cell.address), expected);
+          cells.done_reading(from);
+        } else {
+          large.receives.irecv(ex.recv.at(from), expected, from, tags::kDirectBlock.tag(),
+                               ex.ctx.comm);
+        }
+      },
+      [&] { return publish_deferred(ex, cells, large); });
 }
 
 void run_shared_memory(const AlgorithmCall& ex, const ParamValues& params) {
   if (ex.ctx.size == 1) return copy_self_block(ex);
   Cells* cells = Cells::of(ex.ctx);
   if (!cells) return spread_out_algorithm().run(ex, params);
-  Requests requests;
-  requests.reserve(2 * ex.ctx.size);
-  send_blocks(ex, *cells, params[kSingleCopyAbove], requests);
+  LargeMessages large(InFlight::limit());
+  send_blocks(ex, *cells, params[kSingleCopyAbove], large);
   copy_self_block(ex);
-  receive_blocks(ex, *cells, requests);
-  if (!requests.empty()) requests.wait_all(ex.mismatch);  // MPI_Waitall of nothing costs too
+  receive_blocks(ex, *cells, large);
+  for (int idle = 0; !large.deferred.empty();)  // their receivers take every cell published
+    idle = publish_deferred(ex, *cells, large) ? 0 : idle + 1,
+    wait_on_node(idle, ex.ctx.cores_shared, ex.ctx.comm);
+  // MPI_Waitall of nothing costs too
+  if (!large.receives.empty()) large.receives.wait_all(ex.mismatch);
+  if (!large.sends.empty()) large.sends.wait_all(ex.mismatch);
   cells->wait_for_readers();
 }
 
@@ -307,6 +359,7 @@ const AlgorithmDescriptor& shared_memory_algorithm() {
                      {"shared_memory:single_copy_above=0"},
                      {"shared_memory:single_copy_above=1000000000"}},
       .one_node_only = true,
+      .bounds_in_flight = true,
   };
   return d;
 }

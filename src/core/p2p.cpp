@@ -308,14 +308,16 @@ void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {
   push(request, expected_bytes, -1);
 }
 
-void Requests::complete_some() {
+void Requests::complete_some(bool wait) {
   statuses_.resize(requests_.size());
   indices_.resize(requests_.size());
   int done = 0;
   [[maybe_unused]] const WorldErrorsReturn guard;
-  const int rc = MPI_Waitsome(static_cast<int>(requests_.size()), requests_.data(), &done,
-                              indices_.data(), statuses_.data());
-  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, "MPI_Waitsome");
+  const int count = static_cast<int>(requests_.size());
+  const int rc =
+      wait ? MPI_Waitsome(count, requests_.data(), &done, indices_.data(), statuses_.data())
+           : MPI_Testsome(count, requests_.data(), &done, indices_.data(), statuses_.data());
+  if (rc != MPI_ERR_IN_STATUS) check_mpi(rc, wait ? "MPI_Waitsome" : "MPI_Testsome");
   if (done == MPI_UNDEFINED) fail(A2AV_ERR_MPI, "a2av: waited with no request in flight");
   active_ -= done;
   InFlight::ended(done);
@@ -356,6 +358,11 @@ void Requests::settle_in_band(std::size_t i, const MPI_Status& status, bool trun
                             status.MPI_SOURCE, r.next + got, r.bytes));
   r.next += expected_[i];
   if (more) post_in_band_piece(receive_of_[i]);
+}
+
+int Requests::test_some() {
+  if (active_ > 0) complete_some(false);
+  return active_;
 }
 
 void Requests::compact() {

@@ -178,6 +178,9 @@ class Requests {
   // Waits for all. A receive that got fewer bytes than posted, or was truncated (the
   // sender's count disagreed), is noted in `mismatch`; other failures throw A2AV_ERR_MPI.
   void wait_all(Mismatch& mismatch);
+  // Completes, without waiting, what has completed (noted as wait_all notes); returns how
+  // many requests are still in flight.
+  int test_some();
   // Cancels every request and waits until each has ended: for receives from a peer that
   // announced an error instead of its data, so they can never match. Nothing is noted.
   void cancel_all();
@@ -215,8 +218,8 @@ class Requests {
   void post_in_band_piece(int receive);
   void post_send_piece(const std::byte* data, std::int64_t at, std::int64_t bytes, int peer,
                        int tag, MPI_Comm comm);
-  // MPI_Waitsome, and what completed settled.
-  void complete_some();
+  // MPI_Waitsome (or MPI_Testsome, not waiting), and what completed settled.
+  void complete_some(bool wait = true);
   void settle(std::size_t i, MPI_Status& status, bool in_status);
   void settle_in_band(std::size_t i, const MPI_Status& status, bool truncated);
   void compact();  // drops completed requests
