@@ -72,6 +72,9 @@ class SparseResult {
   // Temporary memory the exchange allocated beyond the received data, and that data's size.
   std::int64_t peak_temp_bytes() const { return peak_temp_bytes_; }
   std::int64_t received_bytes() const { return static_cast<std::int64_t>(storage_.size()); }
+  // The most point-to-point requests this rank had in flight during the exchange (bounded
+  // by A2AV_MAX_IN_FLIGHT, docs/design.md "Messages in flight").
+  int max_in_flight() const { return max_in_flight_; }
 
  private:
   friend class SparseResultBuilder;
@@ -79,6 +82,7 @@ class SparseResult {
   std::vector<IncomingMessage> messages_;
   std::string algorithm_;
   std::int64_t peak_temp_bytes_ = 0;
+  int max_in_flight_ = 0;
 };
 
 // Collective over `comm` (an intracommunicator). Errors (a destination outside the

@@ -286,6 +286,7 @@ int A2AV_Sparse_exchange(int count, const int destinations[], const void* const 
     }
     auto result = a2av::run_sparse_exchange(messages, comm, algorithm ? algorithm : "", rejected);
     last().result.peak_temp_bytes = result.peak_temp_bytes();
+    last().result.max_in_flight = result.max_in_flight();
     last().algorithm = "sparse:" + result.algorithm();
     *received = new A2AV_Sparse_s{std::move(result)};
   });

@@ -173,7 +173,7 @@ std::byte* Inbox::slot(int source, std::int64_t bytes) {
 }
 
 SparseResult SparseResultBuilder::build(Inbox&& inbox, std::string algorithm,
-                                        std::int64_t peak_temp_bytes) {
+                                        std::int64_t peak_temp_bytes, int max_in_flight) {
   std::stable_sort(inbox.records_.begin(), inbox.records_.end(),
                    [](const auto& a, const auto& b) { return a.source < b.source; });
   SparseResult result;
@@ -184,6 +184,7 @@ SparseResult SparseResultBuilder::build(Inbox&& inbox, std::string algorithm,
         {r.source, {result.storage_.data() + r.offset, static_cast<std::size_t>(r.bytes)}});
   result.algorithm_ = std::move(algorithm);
   result.peak_temp_bytes_ = peak_temp_bytes;
+  result.max_in_flight_ = max_in_flight;
   return result;
 }
 
@@ -197,6 +198,7 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
   Algorithm chosen = parse(algorithm);
   MemoryTracker memory;
+  const InFlightScope in_flight(0);  // the default bound; its high-water mark is reported
   std::vector<Parcel> parcels;
   Fault local = check(messages, ctx, rejected, parcels);
   const auto parcel_bytes = static_cast<std::int64_t>(parcels.capacity() * sizeof(Parcel));
@@ -211,7 +213,8 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
     ctx.sparse_max_messages = agreed->messages, ctx.sparse_max_bytes = agreed->bytes;
   if (fault) fault.raise(ctx.rank);
   memory.release(parcel_bytes);
-  return SparseResultBuilder::build(std::move(inbox), std::string(name_of(chosen)), memory.peak());
+  return SparseResultBuilder::build(std::move(inbox), std::string(name_of(chosen)), memory.peak(),
+                                    InFlight::high_water());
 }
 
 SparseResult sparse_exchange(std::span<const OutgoingMessage> messages, MPI_Comm comm,

@@ -8,16 +8,18 @@
 // The consensus is an allreduce (MAXLOC of error code and rank, MAX of auto's statistics)
 // rather than the paper's barrier, so the round agrees on errors, and on what the next call's
 // auto chooses from, at no extra latency.
-// Memory: one request per message sent (and a datatype for any above 2 GiB).
-#include "sparse/byte_message.hpp"
+// The sends keep the bound on requests in flight (WindowedSends): a rank whose window is full
+// goes on probing and receiving, and enters the consensus once its last send has completed.
+// Memory: a request per message sent up to the bound (and a datatype for any above 2 GiB).
 #include "sparse/sparse.hpp"
+#include "sparse/windowed_sends.hpp"
 
+#include "core/p2p.hpp"
 #include "core/spin.hpp"
 #include "core/tags.hpp"
 
 #include <algorithm>
 #include <array>
-#include <deque>
 
 namespace a2av {
 namespace {
@@ -44,6 +46,7 @@ class Consensus {
     int complete = 0;
     check_mpi(MPI_Testall(2, requests_, &complete, MPI_STATUSES_IGNORE), "MPI_Testall");
     if (!complete) return false;
+    InFlight::ended(2);
     merge();
     distance_ *= 2;
     post();
@@ -73,6 +76,7 @@ class Consensus {
     check_mpi(MPI_Isend(outgoing_.data(), 4, MPI_INT64_T, (ctx_.rank + distance_) % ctx_.size, tag_,
                         ctx_.comm, &requests_[1]),
               "MPI_Isend");
+    InFlight::posted(2);
   }
 
   const CommContext& ctx_;
@@ -90,16 +94,11 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
   const CommContext& ctx = at.ctx;
   MemoryTracker& memory = at.memory;
   const int tag = next_sparse_tag(ctx);
-  std::vector<MPI_Request> sends(parcels.size(), MPI_REQUEST_NULL);
-  const auto request_bytes = static_cast<std::int64_t>(sends.size() * sizeof(MPI_Request));
-  memory.allocate(request_bytes);
-  std::deque<ByteMessage> types;
-  for (std::size_t i = 0; i < parcels.size() && !local; ++i) {
-    const ByteMessage& m = types.emplace_back(parcels[i].bytes);
-    check_mpi(MPI_Issend(parcels[i].data, m.count(), m.type(), parcels[i].destination, tag,
-                         ctx.comm, &sends[i]),
-              "MPI_Issend");
-  }
+  std::vector<const Parcel*> mine;
+  if (!local)
+    for (const Parcel& p : parcels) mine.push_back(&p);
+  WindowedSends sends(std::move(mine), tag, ctx.comm, true, memory);
+  sends.advance();  // posts the first window
   // The round's consensus: a tag apart from its messages (core/tags.hpp).
   Consensus consensus(ctx, tags::kSparseConsensus.at(tags::kSparseMessages.index_of(tag)), local,
                       at.local);
@@ -112,17 +111,12 @@ Fault nbx(const std::vector<Parcel>& parcels, const SparseContext& at, const Fau
     check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, ctx.comm, &arrived, &status), "MPI_Iprobe");
     if (arrived) inbox.receive(status, tag, ctx.comm);  // the probed one: its source's first
     if (!consensus.started()) {
-      int sent = 0;
-      check_mpi(
-          MPI_Testall(static_cast<int>(sends.size()), sends.data(), &sent, MPI_STATUSES_IGNORE),
-          "MPI_Testall");
-      if (sent) consensus.start();
+      if (sends.advance()) consensus.start();
     } else {
       done = consensus.test();
     }
     if (!arrived && !done && yield_when_idle) yield_core();
   }
-  memory.release(request_bytes);
   at.agreed = consensus.statistics();
   Fault fault = consensus.agreed();
   if (fault && fault.rank == ctx.rank) fault.message = local.message;

@@ -26,15 +26,14 @@
 // the rank sends; per call, a request per message sent by MPI.
 // Source: the shared-memory counterpart of NBX (Hoefler, Siebert, Lumsdaine, PPoPP 2010,
 // Section 3): on one node the consensus is a barrier and the matching an atomic increment.
-#include "sparse/byte_message.hpp"
 #include "sparse/sparse.hpp"
+#include "sparse/windowed_sends.hpp"
 
 #include "core/node_segment.hpp"
 #include "core/spin.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <unordered_set>
 
 namespace a2av {
@@ -169,7 +168,7 @@ std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const Spa
 
 // This rank's side after the barrier: its list, then its MPI messages.
 void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext& ctx, int tag,
-             Inbox& inbox) {
+             Inbox& inbox, WindowedSends& sends) {
   Counters& counters = cells.counters(ctx.rank, exchange);
   const std::uint64_t announced = counters.in_list;
   const std::uint64_t listed = std::min<std::uint64_t>(announced, cells.list_length);
@@ -181,9 +180,15 @@ void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext
     copy_on_node(inbox.slot(d.source, d.bytes), cells.data(d.source, exchange) + d.offset,
                  static_cast<std::size_t>(d.bytes));
   }
+  // This rank's own sends go on as their window allows: its peers wait for them likewise.
   for (std::uint64_t i = 0; i < by_mpi; ++i) {
     MPI_Status status;
-    check_mpi(MPI_Probe(MPI_ANY_SOURCE, tag, ctx.comm, &status), "MPI_Probe");
+    int arrived = 0;
+    for (int idle = 0;; wait_on_node(++idle, ctx.cores_shared, ctx.comm)) {
+      check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, ctx.comm, &arrived, &status), "MPI_Iprobe");
+      if (arrived) break;
+      sends.advance();
+    }
     inbox.receive(status, tag, ctx.comm);
   }
 }
@@ -218,24 +223,14 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
     by_mpi = publish(parcels, *cells, exchange, ctx, inbox);
   barrier(*cells, exchange, ctx);
   const Fault fault = agreed_fault(*cells, exchange, ctx, local);
-  std::vector<MPI_Request> sends(fault ? 0 : by_mpi.size(), MPI_REQUEST_NULL);
-  const auto held = static_cast<std::int64_t>(sends.size() * sizeof(MPI_Request) +
-                                              by_mpi.capacity() * sizeof(const Parcel*));
-  at.memory.allocate(held);
-  std::deque<ByteMessage> types;
-  for (std::size_t i = 0; i < sends.size(); ++i) {
-    const ByteMessage& m = types.emplace_back(by_mpi[i]->bytes);
-    check_mpi(MPI_Isend(by_mpi[i]->data, m.count(), m.type(), by_mpi[i]->destination, tag, ctx.comm,
-                        &sends[i]),
-              "MPI_Isend");
-  }
+  if (fault) by_mpi.clear();
+  WindowedSends sends(std::move(by_mpi), tag, ctx.comm, false, at.memory);
+  sends.advance();  // posts the first window
   if (fault)
     cells->counters(ctx.rank, exchange) = {};
   else
-    collect(*cells, exchange, ctx, tag, inbox);
-  check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
-  at.memory.release(held);
+    collect(*cells, exchange, ctx, tag, inbox, sends);
+  for (int idle = 0; !sends.advance();) wait_on_node(++idle, ctx.cores_shared, ctx.comm);
   return fault;
 }
 

@@ -99,7 +99,8 @@ class Inbox {
 class SparseResultBuilder {
  public:
   // Orders the messages by source (stable: one source's stay in arrival order).
-  static SparseResult build(Inbox&& inbox, std::string algorithm, std::int64_t peak_temp_bytes);
+  static SparseResult build(Inbox&& inbox, std::string algorithm, std::int64_t peak_temp_bytes,
+                            int max_in_flight);
 };
 
 // The tag of the next sparse round on `ctx`: rounds alternate between the two tags of

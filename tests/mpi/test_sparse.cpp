@@ -3,7 +3,7 @@
 // algorithm (nbx, grid, dense, shared_memory on one node, auto), seeded patterns with empty ranks,
 // zero-byte messages, self messages, several messages for one rank and a hub everyone sends to;
 // agreed errors that lose nothing; temporary memory of NBX bounded by the message count, whatever
-// P.
+// P; requests in flight within the bound.
 #include "harness.hpp"
 
 #include <a2av/a2av.h>
@@ -115,6 +115,10 @@ TEST(Sparse, EveryAlgorithmLikeVendor) {
             << algorithm << " k=" << k << " bytes<=" << max_bytes << " on rank " << me;
         if (algorithm != "auto") {
           EXPECT_EQ(result.algorithm(), algorithm);
+        }
+        if (algorithm != "dense" && algorithm != "auto") {  // those run alltoallv's choice
+          EXPECT_LE(result.max_in_flight(), in_flight_bound(""))
+              << algorithm << ": more requests in flight than the bound on rank " << me;
         }
       }
     }
