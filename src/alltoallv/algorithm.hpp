@@ -174,6 +174,25 @@ constexpr std::int64_t marked_bytes(std::int64_t marker) {
   return -marker - 1;
 }
 
+// A large block's marker where its sender may defer it (tuna, node_aware): the receiver
+// learns from it how long the block is and when it comes, during the algorithm's main phase
+// or after it (deferred, when the sender's large blocks exceed their share of the bound on
+// requests in flight), and follows the sender's choice even when their counts disagree, so
+// that no rank waits for a block its sender sends only later.
+struct LargeBlock {
+  std::int64_t bytes;
+  bool deferred;
+};
+constexpr std::int64_t deferrable_marker(LargeBlock block) {
+  return large_marker(2 * block.bytes + (block.deferred ? 1 : 0));
+}
+constexpr LargeBlock unmark(std::int64_t marker) {
+  const std::int64_t word = marked_bytes(marker);
+  return {word / 2, word % 2 != 0};
+}
+static_assert(unmark(deferrable_marker({12345, true})).bytes == 12345);
+static_assert(unmark(deferrable_marker({12345, true})).deferred);
+
 // Copies this rank's own block from the send to the receive side.
 void copy_self_block(const AlgorithmCall& ex);
 

@@ -12,8 +12,13 @@
 // whichever rank first finds the node's sections all published sends the messages not yet
 // claimed (one atomic word per remote node), so they need not wait for their agents' turns.
 // Each rank copies its blocks out of its node peers' sections and out of the agents' slots.
-// Larger blocks travel as direct messages, announced in the headers (size -(bytes+1)), as
-// TuNA's do.
+// Larger blocks travel as direct messages, announced in the headers (deferrable_marker), as
+// TuNA's do. Under the bound on requests in flight (docs/design.md): a rank whose large sends
+// exceed half of it defers them all until after the aggregated exchange, then sends them
+// step by step in spread_out's order, as its receivers, told by the markers, receive them;
+// a rank receives its large blocks early (before their headers come) only if they fit in
+// the other half, else as their headers come, at most that half at a time. The agents'
+// messages, about 2(N-1)/Q per rank, are not windowed.
 //
 // Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
 // spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
@@ -115,6 +120,7 @@ class NodeAwareRank : ColumnBlocks {
   }
 
   void run() {
+    defer_ = large_send_requests() > limit_ / 2;
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
@@ -134,12 +140,56 @@ class NodeAwareRank : ColumnBlocks {
     if (!sends_.empty())
       check_mpi(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE),
                 "MPI_Waitall");
+    InFlight::ended(static_cast<int>(sends_.size()));
     direct_.wait_all(mismatch_);
     finish_early_receives();
+    late_.wait_all(mismatch_);
+    if (defer_ || !deferred_.empty()) exchange_deferred();
   }
 
  private:
   int direct_tag() const { return tags::kNodeAwareDirect.at(parity_); }
+  static int deferred_tag() { return tags::kNodeAwareDeferred.tag(); }
+  bool large(std::int64_t bytes) const { return bytes > cells_.threshold; }
+
+  // Requests this rank's large blocks take, sent, or received (by its own counts).
+  std::int64_t large_send_requests() const {
+    std::int64_t n = 0;
+    for (int to = 0; ex_ && to < ctx_.size; ++to)
+      if (to != ctx_.rank && large(ex_->send.bytes[to]))
+        n += direct_.requests_for(ex_->send.bytes[to]);
+    return n;
+  }
+  std::int64_t large_receive_requests() const {
+    std::int64_t n = 0;
+    for (int from = 0; ex_ && from < ctx_.size; ++from)
+      if (from != ctx_.rank && large(ex_->recv.bytes[from]))
+        n += direct_.requests_for(ex_->recv.bytes[from]);
+    return n;
+  }
+
+  // The deferred large blocks after the aggregated exchange, step d receiving from rank-d and
+  // sending to rank+d: the order in which the bound slides without deadlock (core/p2p.hpp).
+  // Every rank that sends or receives one takes part; a block this rank does not take (its
+  // count disagrees, or it rejected its arguments) is dropped at its step.
+  void exchange_deferred() {
+    Requests steps(nullptr, limit_);
+    for (int d = 1; d < ctx_.size; ++d) {
+      const int to = (ctx_.rank + d) % ctx_.size, from = (ctx_.rank - d + ctx_.size) % ctx_.size;
+      const bool sends = defer_ && large(ex_->send.bytes[to]);
+      const auto incoming = deferred_.find(from);
+      const bool comes = incoming != deferred_.end();
+      const bool takes = comes && ex_ && incoming->second == ex_->recv.bytes[from];
+      steps.exchange(takes ? ex_->recv.at(from) : nullptr, takes ? incoming->second : 0, from,
+                     sends ? ex_->send.at(to) : nullptr, sends ? ex_->send.bytes[to] : 0, to,
+                     deferred_tag(), ctx_.comm);
+      if (comes && !takes) {
+        if (ex_) note_mismatch(from, incoming->second);
+        drop_pieces(incoming->second, from, deferred_tag(), ctx_.comm);
+      }
+    }
+    steps.wait_all(mismatch_);
+  }
   std::byte* part(int local) const { return cells_.segment->part(local); }
   // By remote node: the last exchange whose message for it a rank of this node claimed.
   std::uint64_t* claims() const {
@@ -169,9 +219,9 @@ class NodeAwareRank : ColumnBlocks {
       for (int i = 0; i < node_size(cells_, m); ++i) {
         const int to = cells_.ranks[m][i];
         const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
-        if (bytes > cells_.threshold) {
-          words[1 + i] = large_marker(bytes);
-          direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
+        if (large(bytes)) {
+          words[1 + i] = deferrable_marker({bytes, defer_});
+          if (!defer_) direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
           continue;
         }
         words[1 + i] = bytes;
@@ -184,9 +234,10 @@ class NodeAwareRank : ColumnBlocks {
 
   // Large blocks this rank expects are received as soon as the call starts, so that they
   // need not wait for their header (a node's message, for remote senders); the header then
-  // confirms the size or the receive is cancelled. Blocks beyond one message piece wait.
+  // confirms the size or the receive is cancelled. Blocks beyond one message piece wait, and
+  // all of them where they would not fit in half the bound.
   void post_early_receives() {
-    if (!ex_) return;
+    if (!ex_ || large_receive_requests() > limit_ / 2) return;
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
@@ -194,21 +245,22 @@ class NodeAwareRank : ColumnBlocks {
       check_mpi(MPI_Irecv(ex_->recv.at(from), static_cast<int>(bytes), MPI_BYTE, from, direct_tag(),
                           ctx_.comm, &early_[from]),
                 "MPI_Irecv");
+      InFlight::posted(1);
     }
   }
 
   // The header of `from` disagrees with the early receive: cancels it, or, if the sender's
   // direct block already matched it, notes the mismatch and drops the block's other pieces.
   // Returns whether the block is dealt with.
-  bool withdraw_early_receive(int from, std::int64_t size) {
+  bool withdraw_early_receive(int from, std::int64_t bytes) {
     [[maybe_unused]] const WorldErrorsReturn guard;  // a truncated receive is a mismatch
     MPI_Status status;
     int cancelled = 0;
     MPI_Cancel(&early_[from]);
     MPI_Wait(&early_[from], &status);
+    InFlight::ended(1);
     MPI_Test_cancelled(&status, &cancelled);
     if (cancelled) return false;
-    const std::int64_t bytes = size < 0 ? marked_bytes(size) : size;
     note_mismatch(from, bytes);
     if (bytes > max_piece()) drop_pieces(bytes - max_piece(), from, direct_tag(), ctx_.comm);
     return true;
@@ -221,6 +273,7 @@ class NodeAwareRank : ColumnBlocks {
       MPI_Status status;
       int bytes = -1;
       if (MPI_Wait(&early_[from], &status) == MPI_SUCCESS) MPI_Get_count(&status, MPI_BYTE, &bytes);
+      InFlight::ended(1);
       if (bytes != ex_->recv.bytes[from]) note_mismatch(from, bytes);
     }
   }
@@ -241,6 +294,7 @@ class NodeAwareRank : ColumnBlocks {
                           MPI_BYTE, MPI_ANY_SOURCE, aggregate_tag(m), ctx_.comm, &request),
                 "MPI_Irecv");
       slot_receives_.push_back(request);
+      InFlight::posted(1);
     }
     done_.resize(slot_receives_.size());
     statuses_.resize(slot_receives_.size());
@@ -303,6 +357,7 @@ class NodeAwareRank : ColumnBlocks {
                 "MPI_Isend");
       MPI_Type_free(&type);
       sends_.push_back(request);
+      InFlight::posted(1);
     }
     sent_ = true;
   }
@@ -322,19 +377,27 @@ class NodeAwareRank : ColumnBlocks {
       reinterpret_cast<std::int64_t*>(line)[1] = bytes;
       store_release(*reinterpret_cast<std::uint64_t*>(line), exchange_);
       ++slots_arrived_;
+      InFlight::ended(1);
     }
     return count > 0 && count != MPI_UNDEFINED;
   }
 
   // The block `from` sent me, as its header announced it (data: where it lies if aggregated).
   void take(int from, std::int64_t code, std::int64_t size, const std::byte* data) {
-    const std::int64_t bytes = size < 0 ? marked_bytes(size) : size;
+    const LargeBlock block = size < 0 ? unmark(size) : LargeBlock{size, false};
+    const std::int64_t bytes = block.bytes;
     if (!early_.empty() && early_[from] != MPI_REQUEST_NULL) {
-      if (code == A2AV_SUCCESS && size < 0 && bytes == ex_->recv.bytes[from]) return;  // posted
-      if (withdraw_early_receive(from, size)) return;
+      if (code == A2AV_SUCCESS && size < 0 && !block.deferred && bytes == ex_->recv.bytes[from])
+        return;  // posted
+      // A deferred block has a tag of its own: the early receive cannot have matched it.
+      if (withdraw_early_receive(from, bytes)) return;
     }
     if (code != A2AV_SUCCESS) {
       if (peers_) peers_->note(from, static_cast<int>(code));
+      return;
+    }
+    if (block.deferred) {  // after the aggregated exchange, taken or dropped then
+      deferred_[from] = bytes;
       return;
     }
     if (!ex_) {
@@ -345,7 +408,7 @@ class NodeAwareRank : ColumnBlocks {
       note_mismatch(from, bytes);
       if (size < 0) drop_pieces(bytes, from, direct_tag(), ctx_.comm);
     } else if (size < 0) {
-      direct_.irecv(ex_->recv.at(from), bytes, from, direct_tag(), ctx_.comm);
+      late_.irecv(ex_->recv.at(from), bytes, from, direct_tag(), ctx_.comm);
     } else if (bytes > 0) {
       copy_on_node(ex_->recv.at(from), data, bytes);
     }
@@ -470,7 +533,13 @@ class NodeAwareRank : ColumnBlocks {
   MemoryTracker& memory_;
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
-  Requests direct_;
+  int limit_ = InFlight::limit();
+  bool defer_ = false;  // this rank's large blocks go after the aggregated exchange
+  Requests direct_;     // large blocks sent during it
+  // Large blocks received as their headers come: their sends are posted, so waiting for room
+  // here cannot deadlock.
+  Requests late_{nullptr, std::max(2, InFlight::limit() / 2)};
+  std::map<int, std::int64_t> deferred_;  // by source: the bytes of a deferred block for me
   std::vector<MPI_Request> slot_receives_, sends_;
   std::vector<int> done_;  // MPI_Testsome's output, sized once
   std::vector<MPI_Status> statuses_;

@@ -47,24 +47,8 @@ static_assert(tuna_header_words(0) == kFixedWords);
 
 // A block of more than `direct_above` bytes does not enter forwarded messages: it travels
 // from the send buffer to the receive buffer in a message of its own, and forwarded
-// messages carry in its place a marker, so the receiver learns from the sender's own count
-// that it comes, how long it is, and when: during the rounds, or after them (deferred, when
-// the sender's large blocks exceed its share of the bound on requests in flight). The
-// receiver follows the sender's choice, even when the counts disagree, so that no rank
-// waits mid-rounds for a block its sender sends only after them.
-struct LargeBlock {
-  std::int64_t bytes;
-  bool deferred;
-};
-constexpr std::int64_t tuna_marker(LargeBlock block) {
-  return large_marker(2 * block.bytes + (block.deferred ? 1 : 0));
-}
-constexpr LargeBlock unmark(std::int64_t marker) {
-  const std::int64_t word = marked_bytes(marker);
-  return {word / 2, word % 2 != 0};
-}
-static_assert(unmark(tuna_marker({12345, true})).bytes == 12345);
-static_assert(unmark(tuna_marker({12345, true})).deferred);
+// messages carry in its place a marker (deferrable_marker, algorithm.hpp): whether it comes
+// during the rounds or after them.
 
 // Where the block a rank holds at `distance` lives before a round of digit `digit`.
 struct Holder {
@@ -159,7 +143,7 @@ class TunaRun {
     const Holder h = holder(distance, place);
     if (!h.from_send) return stored_bytes_[distance];
     const std::int64_t bytes = options_.failed_code ? 0 : send_.bytes[h.peer];
-    return large(bytes) ? tuna_marker({bytes, defer_large_}) : bytes;
+    return large(bytes) ? deferrable_marker({bytes, defer_large_}) : bytes;
   }
   const std::byte* held_data(int distance, int place) const {
     const Holder h = holder(distance, place);

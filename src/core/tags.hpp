@@ -104,6 +104,10 @@ inline constexpr TagRange kNodeAwareDirect{Space::context, 30, 2};
 // alltoallv/node_aware_rounds.cpp: a round's message between members of a column (node_aware
 // with radix); one per sender and exchange, kept in order by MPI.
 inline constexpr TagRange kNodeAwareColumn{Space::context, 33, 1};
+// alltoallv/node_aware.cpp: large blocks deferred until after the aggregated exchange, apart
+// from kNodeAwareDirect so that no early receive matches one. A rank leaves that phase only
+// once its sends are matched, so the next exchange's cannot meet this one's receives.
+inline constexpr TagRange kNodeAwareDeferred{Space::context, 34, 1};
 // driver/neighbor_alltoallv.cpp: graph and distributed graph topologies' blocks, matched in
 // list order.
 inline constexpr TagRange kNeighborGraph{Space::context, 41, 1};
@@ -170,6 +174,7 @@ inline constexpr std::array kPlan{
     kPeerErrors,
     kNodeAwareDirect,
     kNodeAwareColumn,
+    kNodeAwareDeferred,
     kNeighborGraph,
     kSparseMessages,
     kSparseConsensus,
