@@ -10,15 +10,19 @@
 // rounds, so the store holds up to P - (K+1) blocks of any size). Data in non-contiguous
 // datatypes is packed and unpacked (driver/nonblocking_blocks.hpp).
 // Each operation has tags of its own, numbered in the order the ranks start them, so several
-// can be outstanding on one communicator.
+// can be outstanding on one communicator. A round takes up to four requests (its direct block
+// both ways, its forwarded message both ways), so a batch holds at most a quarter of the bound
+// on requests in flight in rounds (docs/design.md, "Messages in flight").
 #include "driver/ialltoallv_tuna.hpp"
 
 #include "alltoallv/tuna_schedule.hpp"
 #include "core/check.hpp"
 #include "core/tags.hpp"
+#include "driver/ialltoallv.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +33,11 @@ namespace {
 // forwarded messages the next (core/tags.hpp; on CommContext::nonblocking).
 constexpr std::uint64_t kTagPairs = tags::kNonblockingTuna.count / 2;
 
+// Rounds per batch: as the spec asks, within a quarter of the bound.
+int bounded_batch(int batch) {
+  return std::max(1, std::min(batch, nonblocking_in_flight() / 4));
+}
+
 class TunaExchange : public StagedOperation {
  public:
   TunaExchange(const Call& call, const CheckedCall& checked, NonblockingSetup& setup,
@@ -37,14 +46,14 @@ class TunaExchange : public StagedOperation {
         ctx_(setup.context()),
         radix_(shape.radix),
         rounds_(cached_tuna_rounds(ctx_.size, shape.radix)),
-        batches_(tuna_batches(rounds_, shape.batch)),
+        batches_(tuna_batches(rounds_, bounded_batch(shape.batch))),
         direct_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs))),
         forwarded_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs) + 1)),
         blocks_(call, checked, ctx_.size),
         send_(blocks_.send()),
         recv_(blocks_.recv()),
         store_(ctx_.size),
-        staging_(static_cast<std::size_t>(shape.batch)) {
+        staging_(static_cast<std::size_t>(bounded_batch(shape.batch))) {
     if (!blocks_.copy_own_block(ctx_.rank)) note(MPI_ERR_TRUNCATE);
     if (!batches_.empty()) pack_batch();
   }
