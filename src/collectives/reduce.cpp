@@ -8,19 +8,25 @@
 //    (P-1)/P n gamma for a power of two, the fold adds alpha + n (beta + gamma) otherwise.
 #include "collectives/halving.hpp"
 
-#include <optional>
-
 namespace a2av::coll {
 namespace {
+
+// Whether relative rank v has a child in the binomial tree of `size` ranks.
+bool has_children(int v, int size) {
+  for (int mask = 1; mask < size && !(v & mask); mask <<= 1)
+    if (v + mask < size) return true;
+  return false;
+}
 
 void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, const Type& type,
                      MPI_Op op, int root, const Comm& c) {
   const int tree_root = commutative(op) ? root : 0;
+  const int v = relative(c.rank, tree_root, c.size);
   // Leaves send the user's buffer as it is; only ranks with children need two buffers.
-  std::optional<Buffers<2>> buffers;
+  const std::int64_t held = has_children(v, c.size) ? count : 0;
+  const Buffers<2> buffers(type, std::array{held, held});
   std::byte *mine = nullptr, *theirs = nullptr;
   auto result = [&]() -> const void* { return mine ? mine : send_buf; };
-  const int v = relative(c.rank, tree_root, c.size);
   for (int mask = 1; mask < c.size; mask <<= 1) {
     if (v & mask) {
       send(result(), count, type, absolute(v - mask, tree_root, c.size), c);
@@ -28,9 +34,8 @@ void reduce_binomial(const void* send_buf, void* recv_buf, std::int64_t count, c
     }
     if (v + mask >= c.size) continue;
     if (!mine) {
-      buffers.emplace(type, std::array{count, count});
-      mine = (*buffers)[0];
-      theirs = (*buffers)[1];
+      mine = buffers[0];
+      theirs = buffers[1];
       copy(send_buf, mine, count, type);
     }
     // The child's ranks follow ours: ours is the left operand.
