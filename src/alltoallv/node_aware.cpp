@@ -120,7 +120,7 @@ class NodeAwareRank : ColumnBlocks {
   }
 
   void run() {
-    defer_ = large_send_requests() > limit_ / 2;
+    defer_ = ex_ && large_requests(ex_->send) > limit_ / 2;
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
@@ -152,19 +152,12 @@ class NodeAwareRank : ColumnBlocks {
   static int deferred_tag() { return tags::kNodeAwareDeferred.tag(); }
   bool large(std::int64_t bytes) const { return bytes > cells_.threshold; }
 
-  // Requests this rank's large blocks take, sent, or received (by its own counts).
-  std::int64_t large_send_requests() const {
+  // Requests this rank's large blocks take, sent or received (`blocks`: this rank's counts).
+  std::int64_t large_requests(const ByteBlocks& blocks) const {
     std::int64_t n = 0;
-    for (int to = 0; ex_ && to < ctx_.size; ++to)
-      if (to != ctx_.rank && large(ex_->send.bytes[to]))
-        n += direct_.requests_for(ex_->send.bytes[to]);
-    return n;
-  }
-  std::int64_t large_receive_requests() const {
-    std::int64_t n = 0;
-    for (int from = 0; ex_ && from < ctx_.size; ++from)
-      if (from != ctx_.rank && large(ex_->recv.bytes[from]))
-        n += direct_.requests_for(ex_->recv.bytes[from]);
+    for (int peer = 0; peer < ctx_.size; ++peer)
+      if (peer != ctx_.rank && large(blocks.bytes[peer]))
+        n += direct_.requests_for(blocks.bytes[peer]);
     return n;
   }
 
@@ -237,7 +230,7 @@ class NodeAwareRank : ColumnBlocks {
   // confirms the size or the receive is cancelled. Blocks beyond one message piece wait, and
   // all of them where they would not fit in half the bound.
   void post_early_receives() {
-    if (!ex_ || large_receive_requests() > limit_ / 2) return;
+    if (!ex_ || large_requests(ex_->recv) > limit_ / 2) return;
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
