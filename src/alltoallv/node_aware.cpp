@@ -322,7 +322,10 @@ class NodeAwareRank : ColumnBlocks {
     for (const int m : cells_.assigned[cells_.local])
       if (claim(m)) out.push_back(m);
     if (!ctx_.cores_shared) return out;
-    for (int m = 0; m < node_count(cells_); ++m)
+    // Others' messages only up to a quarter of the bound on requests in flight: their agents
+    // send those left.
+    const auto most = static_cast<std::size_t>(std::max(1, limit_ / 4));
+    for (int m = 0; m < node_count(cells_) && out.size() < most; ++m)
       if (m != cells_.node && agent_of(cells_, cells_.node, m) != cells_.local && claim(m))
         out.push_back(m);
     return out;
