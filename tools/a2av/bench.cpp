@@ -6,6 +6,8 @@
 #include "timing.hpp"
 #include "validate.hpp"
 
+#include "alltoallv/registry.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -19,10 +21,17 @@ bool is_auto(const Entry& e) {
   return e.requested.substr(0, e.requested.find(':')) == "auto";
 }
 
-// Whether `e` runs what a listed non-auto entry runs already; auto's choice is its own row.
+// The bound on requests in flight an entry's spec asks for (0: the default); what ran does
+// not say it.
+int in_flight_of(const Entry& e) {
+  return e.requested.empty() ? 0 : parse_spec(e.requested).in_flight;
+}
+
+// Whether `e` runs what a listed non-auto entry runs already, under the same bound; auto's
+// choice is its own row.
 bool duplicate(const std::vector<Entry>& entries, const Entry& e) {
   return !is_auto(e) && std::any_of(entries.begin(), entries.end(), [&](const Entry& x) {
-    return !is_auto(x) && x.algorithm == e.algorithm;
+    return !is_auto(x) && x.algorithm == e.algorithm && in_flight_of(x) == in_flight_of(e);
   });
 }
 
