@@ -534,7 +534,7 @@ class NodeAwareRank : ColumnBlocks {
   Requests direct_;     // large blocks sent during it
   // Large blocks received as their headers come: their sends are posted, so waiting for room
   // here cannot deadlock.
-  Requests late_{nullptr, std::max(2, InFlight::limit() / 2)};
+  Requests late_{nullptr, limit_ / 2};
   std::map<int, std::int64_t> deferred_;  // by source: the bytes of a deferred block for me
   std::vector<MPI_Request> slot_receives_, sends_;
   std::vector<int> done_;  // MPI_Testsome's output, sized once

@@ -210,8 +210,7 @@ struct LargeMessages {
   std::vector<int> deferred;
 
   bool room_for(std::int64_t bytes) {
-    const int in_flight = sends.test_some();
-    return in_flight == 0 || in_flight + sends.requests_for(bytes) <= send_limit;
+    return fits_in_flight(sends.test_some(), sends.requests_for(bytes), send_limit);
   }
 };
 

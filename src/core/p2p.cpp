@@ -294,8 +294,12 @@ void Requests::exchange(void* recv, std::int64_t recv_bytes, int from, const voi
   }
 }
 
+std::int64_t pieces_of(std::int64_t bytes) {
+  return (bytes + max_piece() - 1) / max_piece();
+}
+
 std::int64_t Requests::requests_for(std::int64_t bytes) const {
-  const std::int64_t pieces = (bytes + max_piece() - 1) / max_piece();
+  const std::int64_t pieces = pieces_of(bytes);
   return in_band_ ? std::max<std::int64_t>(1, pieces) : pieces;
 }
 

@@ -117,6 +117,13 @@ class WorldErrorsReturn {
 
 // Messages longer than this many bytes are split: 2^30 by default, or A2AV_MAX_MESSAGE.
 std::int64_t max_piece();
+// The messages a block of `bytes` goes in: its pieces (none for an empty block).
+std::int64_t pieces_of(std::int64_t bytes);
+// Whether a block of `requests` fits beside `in_flight` under `limit`; one that needs more
+// than the limit goes alone, once nothing else is in flight.
+constexpr bool fits_in_flight(std::int64_t in_flight, std::int64_t requests, std::int64_t limit) {
+  return in_flight == 0 || in_flight + requests <= limit;
+}
 
 // The bound on point-to-point requests in flight per rank (docs/design.md, "Messages in
 // flight"): every Requests object posts at most limit() at once, waiting for some to complete

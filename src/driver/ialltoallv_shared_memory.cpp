@@ -174,8 +174,7 @@ class SharedMemoryExchange : public StagedOperation {
   // Whether a block of `bytes` sent as messages fits beside `in_flight` requests of its kind
   // (sends or receives): under half the bound, or alone.
   bool room_for(std::int64_t bytes, int in_flight) const {
-    const std::int64_t pieces = (bytes + max_piece() - 1) / max_piece();
-    return in_flight == 0 || in_flight + pieces <= limit_ / 2;
+    return fits_in_flight(in_flight, pieces_of(bytes), limit_ / 2);
   }
 
   // Sends not yet complete; completed ones are dropped, failures noted.
