@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job: installs dependencies, builds the a2av command (Release) in build-bench/, then
 # runs `a2av bench`'s default sweep on A2AV_RANKS ranks (default 4): every algorithm, uniform
-# pattern, message sizes 16 B to 1 MiB, each validated against MPI_Alltoallv and then timed.
+# pattern, message sizes 16 B to 1 MiB, each validated against MPI_Alltoallv and then timed,
+# beside the bound one copy per byte sets (memcpy_bound: each rank copies its receive volume
+# once with memcpy, all ranks at once).
 # Prints the table, writes build-bench/bench.json and plots time against message size in
 # build-bench/bench.png. Extra arguments go to a2av bench (e.g. --iterations 1000).
 set -euo pipefail
@@ -19,7 +21,7 @@ if "${launch[0]}" --version 2>&1 | grep -q 'Open MPI\|OpenRTE'; then
   launch+=(--oversubscribe)  # more ranks than cores is the normal case on small machines
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
-"${launch[@]}" build-bench/tools/a2av/a2av bench --json build-bench/bench.json "$@"
+"${launch[@]}" build-bench/tools/a2av/a2av bench --copy-bound --json build-bench/bench.json "$@"
 
 # Debian's python3-matplotlib belongs to /usr/bin/python3, which a python3 found earlier in
 # PATH (pyenv, a virtual environment) may lack.

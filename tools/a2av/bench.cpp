@@ -49,6 +49,10 @@ std::vector<Entry> probe_all(const BenchPlan& plan, const BenchOptions& options,
     probe(e, buffers, options.validate, options.baseline, bytes, world);
     if (!duplicate(entries, e)) entries.push_back(std::move(e));
   }
+  if (options.copy_bound) {  // last: without the baseline, the first entry is the reference
+    Entry& bound = entries.emplace_back();
+    bound.requested = bound.algorithm = kCopyBound;
+  }
   return entries;
 }
 
@@ -70,8 +74,8 @@ Row summarize(const Entry& e, double baseline_median, std::int64_t bytes, const 
   row.min_s = *lo;
   row.max_s = *hi;
   row.ratio = row.median_s / baseline_median;
-  row.validated = validated;
-  if (!e.baseline()) {  // a2av's accounting does not see inside the MPI library
+  row.validated = validated && !e.copy_bound();  // the bound exchanges nothing
+  if (e.a2av()) {  // a2av's accounting does not see inside the MPI library
     row.peak_bytes = e.peak_bytes;
     row.bound_bytes = e.bound_bytes;
   }

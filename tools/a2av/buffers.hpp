@@ -21,6 +21,8 @@ class Buffers {
 
   int run_baseline();                // MPI_Alltoallv; returns its error code
   int run(const std::string& spec);  // A2AV_Alltoallv_with; returns its error code
+  // Copies a buffer of the receive volume into the receive blocks, one memcpy, no exchange.
+  void run_copy_bound();
 
   // Fills the receive buffer, gaps and guard bytes included, with a poison value.
   void poison();
@@ -42,6 +44,7 @@ class Buffers {
   std::vector<MPI_Aint> sdispls_, rdispls_;         // elements
   std::vector<int> sendcounts_int_, recvcounts_int_, sdispls_int_, rdispls_int_;
   std::vector<unsigned char> send_, recv_, reference_;
+  std::vector<unsigned char> copy_source_;  // run_copy_bound's source, made at its first call
 };
 
 }  // namespace a2av::bench

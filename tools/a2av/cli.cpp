@@ -63,6 +63,10 @@ void add_data_options(CLI::App& cmd, BenchOptions& o) {
   cmd.add_flag("--baseline,!--no-baseline", o.baseline,
                "time MPI_Alltoallv as the reference (default on); without it, ratios are to "
                "the first algorithm and results are checked by their content");
+  cmd.add_flag("--copy-bound", o.copy_bound,
+               "also time memcpy_bound: each rank copies its receive volume once with memcpy, "
+               "all ranks at once (one copy per byte, no exchange; the bound large blocks are "
+               "compared against)");
 }
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& options) {

@@ -7,6 +7,9 @@
 
 namespace a2av::bench {
 
+// The name of the --copy-bound row: no exchange, each rank copies its receive volume once.
+inline constexpr const char* kCopyBound = "memcpy_bound";
+
 struct Entry {
   std::string requested;         // the spec as listed; empty for the MPI_Alltoallv baseline
   std::string algorithm;         // the spec that ran (A2AV_Last_algorithm), "MPI_Alltoallv"
@@ -15,6 +18,8 @@ struct Entry {
   std::vector<double> seconds;   // per timed iteration, max over ranks
 
   bool baseline() const { return requested.empty(); }
+  bool copy_bound() const { return requested == kCopyBound; }
+  bool a2av() const { return !baseline() && !copy_bound(); }
 };
 
 }  // namespace a2av::bench

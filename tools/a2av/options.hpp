@@ -22,6 +22,9 @@ struct BenchOptions {
   // --no-baseline: no MPI_Alltoallv row (too slow to simulate at thousands of ranks); the
   // first algorithm is the reference for ratios, and each result is checked by its content.
   bool baseline = true;
+  // --copy-bound: a memcpy_bound row, each rank copying its receive volume once with memcpy,
+  // all ranks at once: what one copy per byte costs on this machine, with no exchange.
+  bool copy_bound = false;
   std::string format = "table";  // table, csv or json
   std::string output;            // empty: standard output
   std::string json;              // a JSON copy of the results, besides --format

@@ -23,6 +23,7 @@ Json record(const Report& r, const Row& row) {
           {"iterations", r.options.iterations},
           {"warmup", r.options.warmup},
           {"baseline", r.options.baseline},
+          {"copy_bound", r.options.copy_bound},
           {"size", row.size},
           {"max_block_bytes", row.max_block_bytes},
           {"requested", row.requested},
