@@ -13,6 +13,9 @@
 #include <a2av/a2av.h>
 #include <mpi4py/mpi4py.h>
 #include <numpy/arrayobject.h>
+#if NPY_ABI_VERSION < 0x02000000  /* NumPy 2 hides the descriptor's fields behind this */
+#define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#endif
 
 #include <stdint.h>
 #include <string.h>
@@ -119,12 +122,12 @@ static int take_messages(Messages* m, PyObject* messages, PyObject** rejected) {
 /* The message that arrived from `source`: a new array of `dtype` holding a copy of it, or
  * NULL with ValueError if it is not a whole number of items. */
 static PyObject* copy_message(int source, const void* data, MPI_Count bytes, PyArray_Descr* dtype) {
-  if (dtype->elsize == 0 || bytes % dtype->elsize) {
+  if (PyDataType_ELSIZE(dtype) == 0 || bytes % PyDataType_ELSIZE(dtype)) {
     PyErr_Format(PyExc_ValueError, "%lld bytes from rank %d are not a whole number of %S items",
                  (long long)bytes, source, (PyObject*)dtype);
     return NULL;
   }
-  npy_intp items = (npy_intp)(bytes / dtype->elsize);
+  npy_intp items = (npy_intp)(bytes / PyDataType_ELSIZE(dtype));
   Py_INCREF(dtype);  // PyArray_NewFromDescr steals a reference
   PyObject* array = PyArray_NewFromDescr(&PyArray_Type, dtype, 1, &items, NULL, NULL, 0, NULL);
   if (array && bytes) memcpy(PyArray_DATA((PyArrayObject*)array), data, (size_t)bytes);
