@@ -32,9 +32,10 @@ void write_header(std::ostream& out, const Report& r) {
       "(max over ranks), bound = documented bound\n",
       reference);
   if (r.options.copy_bound)
-    out << fmt::format("# {}: each rank copies its receive volume once with memcpy, all ranks "
-                       "at once, no exchange\n",
-                       kCopyBound);
+    out << fmt::format(
+        "# {}: each rank copies its receive volume once with memcpy, all ranks "
+        "at once, no exchange\n",
+        kCopyBound);
   out << fmt::format("# {}\n", r.world.mpi_library);
 }
 
