@@ -272,31 +272,47 @@ std::int64_t expected_bytes(const HierarchicalRank& r, const NodePosition& l, in
   return aggregated(entry_of(r, r.recv.bytes[from_node * l.q + s]));
 }
 
-// The receives from node `from_node`'s partner: its header's front (with the blocks, if
-// they come in one message) into `fronts`, other blocks into `blocks`. A front with fewer or
-// more bytes than expected is noted as a mismatch; a failed node's front alone is too, but
-// its error is raised first.
-void post_receives(const HierarchicalRank& r, const NodePosition& l, int from_node, Inter kind,
-                   PairHeader& header, Requests& fronts, Requests& blocks,
-                   std::vector<MPI_Datatype>& types) {
-  const int from = from_node * l.q + l.local;
-  auto bytes = [&](int s) { return expected_bytes(r, l, from_node, s); };
-  auto at = [&](int s) { return r.recv.at(from_node * l.q + s); };
+// A partner of phase 2: the rank with this rank's local index on node `node`, its header, and
+// whether this rank expects its blocks in the front's message (`together`, by this rank's
+// counts; the sender decides by its own, which may disagree).
+struct Partner {
+  explicit Partner(int q) : header(q) {}
+  int node = 0;
+  bool together = false;
+  PairHeader header;
+  Requests blocks;  // receives posted before the header: a block expected in one message each
+};
+
+// The receives from a partner posted before its header comes: the front (with the blocks,
+// where this rank expects them in one message) into `fronts`, and each block that this rank
+// expects in one message of its own into p.blocks. A coalesced front expected alone is not
+// posted but probed when it comes (receive_probed_front), since a sender whose counts
+// disagree may have sent its blocks with it; a block expected in several pieces waits for the
+// header, which says how many the sender sent (finish_blocks).
+void post_receives(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p,
+                   Requests& fronts, std::vector<MPI_Datatype>& types) {
+  const int from = p.node * l.q + l.local;
+  auto bytes = [&](int s) { return expected_bytes(r, l, p.node, s); };
+  auto at = [&](int s) { return r.recv.at(p.node * l.q + s); };
   std::int64_t total = 0;
   for (int s = 0; s < l.q; ++s) total += bytes(s);
+  p.together = one_message(kind, total);
   MPI_Request front;
-  if (one_message(kind, total)) {
-    const MPI_Datatype type = front_and_blocks(l, header, at, bytes, types);
+  if (p.together) {
+    const MPI_Datatype type = front_and_blocks(l, p.header, at, bytes, types);
     check_mpi(MPI_Irecv(MPI_BOTTOM, 1, type, from, header_tag(kind), r.ctx.comm, &front),
               "MPI_Irecv");
     return fronts.adopt(front, front_bytes(l, kind) + total);
   }
-  check_mpi(MPI_Irecv(header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(kind),
-                      r.ctx.comm, &front),
-            "MPI_Irecv");
-  fronts.adopt(front, front_bytes(l, kind));
+  if (kind == Inter::staggered) {  // a staggered front is always the header alone
+    check_mpi(MPI_Irecv(p.header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(kind),
+                        r.ctx.comm, &front),
+              "MPI_Irecv");
+    fronts.adopt(front, front_bytes(l, kind));
+  }
   for (int s = 0; s < l.q; ++s)
-    post_block_receive(at(s), bytes(s), from, block_tag(s), r.ctx.comm, blocks);
+    if (bytes(s) <= max_piece())
+      post_block_receive(at(s), bytes(s), from, block_tag(s), r.ctx.comm, p.blocks);
 }
 
 // The sends to node `to_node`'s partner: the header, and my node's blocks for that node
@@ -369,6 +385,25 @@ void check_entries(const HierarchicalRank& r, const NodePosition& l, int from_no
   }
 }
 
+// The messages a block goes in outside a coalesced front: its pieces, or one empty message.
+std::int64_t messages_of(std::int64_t bytes) {
+  return std::max<std::int64_t>(1, pieces_of(bytes));
+}
+
+void drop_messages(std::int64_t count, int from, int tag, MPI_Comm comm) {
+  for (; count > 0; --count) drop_message(from, tag, comm);
+}
+
+// Whether the sender put its blocks in the front's message: it says so by sending no entries,
+// or by entries whose total fits one message.
+bool sent_together(Inter kind, const PairHeader& header, int q) {
+  if (kind == Inter::staggered) return false;
+  if (!header.entries_follow()) return true;
+  std::int64_t total = 0;
+  for (int s = 0; s < q; ++s) total += aggregated(header.entry(s));
+  return one_message(kind, total);
+}
+
 // What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
 void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind,
@@ -382,24 +417,56 @@ void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kin
     check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from,
                        tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
               "MPI_Recv");
-  std::int64_t total = 0;
-  for (int s = 0; s < l.q; ++s) total += aggregated(header.entry(s));
-  if (one_message(kind, total)) return;
+  if (sent_together(kind, header, l.q)) return;
+  for (int s = 0; s < l.q; ++s)
+    drop_messages(messages_of(aggregated(header.entry(s))), from, block_tag(s), r.ctx.comm);
+}
+
+// A coalesced front this rank expects alone (its counts say the blocks do not fit one
+// message), probed: if the sender's counts put its blocks with it, they are dropped and the
+// disagreement noted.
+void receive_probed_front(const HierarchicalRank& r, const NodePosition& l, Partner& p) {
+  const int from = p.node * l.q + l.local;
+  ProbedMessage message = ProbedMessage::wait(from, header_tag(Inter::coalesced), r.ctx.comm);
+  const int front = front_bytes(l, Inter::coalesced);
+  std::vector<std::byte> whole(std::max(message.bytes(), front));
+  message.receive(whole.data());
+  std::memcpy(p.header.data(), whole.data(), front);
+  if (message.bytes() > front)
+    r.mismatch.note(
+        fmt::format("rank {} sent the blocks of node {} in one message of {} bytes "
+                    "where the receive counts say they do not fit one",
+                    from, p.node, message.bytes() - front));
+}
+
+// After the header: the blocks that did not come with a front, by the sender's entries. A
+// block whose sizes agree came in the receive posted for it, or is received now if it is in
+// several pieces; of one whose sizes disagree (noted by check_entries), every message the
+// sender sent is dropped, but the first where a receive was posted for it, which took that.
+void finish_blocks(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p) {
+  const bool sender_together = sent_together(kind, p.header, l.q);
+  if (sender_together && !p.together) return p.blocks.cancel_all();  // no block comes alone
+  p.blocks.wait_all(r.mismatch);
+  if (sender_together) return;
+  const int from = p.node * l.q + l.local;
+  Requests pieces;
   for (int s = 0; s < l.q; ++s) {
-    if (aggregated(header.entry(s)) == 0) drop_message(from, block_tag(s), r.ctx.comm);
-    drop_pieces(aggregated(header.entry(s)), from, block_tag(s), r.ctx.comm);
+    const std::int64_t sent = aggregated(p.header.entry(s));
+    const std::int64_t expected = expected_bytes(r, l, p.node, s);
+    const bool posted = !p.together && expected <= max_piece();
+    if (!p.together && sent == expected) {
+      if (!posted)
+        pieces.irecv(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm);
+      continue;
+    }
+    drop_messages(messages_of(sent) - (posted ? 1 : 0), from, block_tag(s), r.ctx.comm);
   }
+  pieces.wait_all(r.mismatch);
 }
 
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
 void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held* held,
                     const NodeError& mine, Inter kind, int first, int last) {
-  struct Partner {
-    explicit Partner(int q) : header(q) {}
-    int node = 0;
-    PairHeader header;
-    Requests blocks;  // those that do not come with the header
-  };
   std::deque<Partner> partners;
   std::deque<PairHeader> headers_out;
   Requests fronts;
@@ -409,7 +476,7 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
     const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
     Partner& p = partners.emplace_back(l.q);
     p.node = from_node;
-    if (!mine.code) post_receives(r, l, from_node, kind, p.header, fronts, p.blocks, types);
+    if (!mine.code) post_receives(r, l, kind, p, fronts, types);
     PairHeader& out = headers_out.emplace_back(l.q);
     fill_header(l, held, mine, to_node, out);
     post_sends(r, l, held, to_node, kind, out, sends, types);
@@ -418,6 +485,7 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
   for (Partner& p : partners) {
     const int from = p.node * l.q + l.local;
     if (mine.code) drain(r, l, from, kind, p.header);
+    if (!mine.code && kind == Inter::coalesced && !p.together) receive_probed_front(r, l, p);
     if (p.header.code()) {  // that node failed and sends no blocks
       r.peers->learn(static_cast<int>(p.header.rank()), static_cast<int>(p.header.code()));
       p.blocks.cancel_all();
@@ -433,7 +501,7 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
     }
     if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
       check_entries(r, l, p.node, p.header);
-    p.blocks.wait_all(r.mismatch);
+    if (!mine.code) finish_blocks(r, l, kind, p);
     for (int s = 0; s < l.q; ++s)
       take_large_block(r, p.node * l.q + s, p.header.entry(s), mine.code != 0);
   }
