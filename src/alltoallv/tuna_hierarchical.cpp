@@ -280,15 +280,23 @@ struct Partner {
   int node = 0;
   bool together = false;
   PairHeader header;
-  Requests blocks;  // receives posted before the header: a block expected in one message each
+  Requests blocks;  // the receives posted_early
 };
 
+// Where a block's receive is posted before its sender's header comes: a staggered pair sends
+// every block alone, at least one message each (an empty one for an empty block), so a receive
+// expecting one message takes the first whatever the sender's size. A coalesced pair's blocks
+// may come with the front or alone, by the sender's total, so they wait for the header.
+bool posted_early(Inter kind, std::int64_t expected) {
+  return kind == Inter::staggered && expected <= max_piece();
+}
+
 // The receives from a partner posted before its header comes: the front (with the blocks,
-// where this rank expects them in one message) into `fronts`, and each block that this rank
-// expects in one message of its own into p.blocks. A coalesced front expected alone is not
-// posted but probed when it comes (receive_probed_front), since a sender whose counts
-// disagree may have sent its blocks with it; a block expected in several pieces waits for the
-// header, which says how many the sender sent (finish_blocks).
+// where this rank expects them in one message) into `fronts`, and the blocks posted_early
+// into p.blocks. A coalesced front expected alone is not posted but probed when it comes
+// (receive_probed_front), since a sender whose counts disagree may have sent its blocks
+// with it. The other blocks wait for the header, which says what the sender sent
+// (finish_blocks).
 void post_receives(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p,
                    Requests& fronts, std::vector<MPI_Datatype>& types) {
   const int from = p.node * l.q + l.local;
@@ -304,14 +312,13 @@ void post_receives(const HierarchicalRank& r, const NodePosition& l, Inter kind,
               "MPI_Irecv");
     return fronts.adopt(front, front_bytes(l, kind) + total);
   }
-  if (kind == Inter::staggered) {  // a staggered front is always the header alone
-    check_mpi(MPI_Irecv(p.header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(kind),
-                        r.ctx.comm, &front),
-              "MPI_Irecv");
-    fronts.adopt(front, front_bytes(l, kind));
-  }
+  if (kind == Inter::coalesced) return;
+  check_mpi(MPI_Irecv(p.header.data(), front_bytes(l, kind), MPI_BYTE, from, header_tag(kind),
+                      r.ctx.comm, &front),
+            "MPI_Irecv");
+  fronts.adopt(front, front_bytes(l, kind));
   for (int s = 0; s < l.q; ++s)
-    if (bytes(s) <= max_piece())
+    if (posted_early(kind, bytes(s)))
       post_block_receive(at(s), bytes(s), from, block_tag(s), r.ctx.comm, p.blocks);
 }
 
@@ -440,28 +447,26 @@ void receive_probed_front(const HierarchicalRank& r, const NodePosition& l, Part
 }
 
 // After the header: the blocks that did not come with a front, by the sender's entries. A
-// block whose sizes agree came in the receive posted for it, or is received now if it is in
-// several pieces; of one whose sizes disagree (noted by check_entries), every message the
-// sender sent is dropped, but the first where a receive was posted for it, which took that.
+// block whose sizes agree came in its receive posted_early, or is received now; of one whose
+// sizes disagree (noted by check_entries), every message the sender sent is dropped but the
+// one a receive posted_early took. Blocks the sender put with its front went with it.
 void finish_blocks(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p) {
-  const bool sender_together = sent_together(kind, p.header, l.q);
-  if (sender_together && !p.together) return p.blocks.cancel_all();  // no block comes alone
   p.blocks.wait_all(r.mismatch);
-  if (sender_together) return;
+  if (sent_together(kind, p.header, l.q)) return;
   const int from = p.node * l.q + l.local;
-  Requests pieces;
+  Requests late;
   for (int s = 0; s < l.q; ++s) {
     const std::int64_t sent = aggregated(p.header.entry(s));
     const std::int64_t expected = expected_bytes(r, l, p.node, s);
-    const bool posted = !p.together && expected <= max_piece();
+    const bool posted = posted_early(kind, expected);
     if (!p.together && sent == expected) {
       if (!posted)
-        pieces.irecv(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm);
+        late.irecv(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm);
       continue;
     }
     drop_messages(messages_of(sent) - (posted ? 1 : 0), from, block_tag(s), r.ctx.comm);
   }
-  pieces.wait_all(r.mismatch);
+  late.wait_all(r.mismatch);
 }
 
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
