@@ -120,7 +120,7 @@ class NodeAwareRank : ColumnBlocks {
   }
 
   void run() {
-    defer_ = ex_ && large_requests(ex_->send) > limit_ / 2;
+    defer_ = ex_ && large_requests(ex_->send) > large_half_;
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
@@ -130,17 +130,12 @@ class NodeAwareRank : ColumnBlocks {
       for (int idle = 0; !all_local_published();)
         idle = take_local() ? 0 : idle + 1, wait_a_little(idle);
       run_column_rounds({ctx_.comm, cells_.column, cells_.node}, cells_.radix, *this, memory_);
-      sent_ = true;
     } else {
-      post_slot_receives();
+      pairs_ = in_pair_order(cells_.assigned[cells_.local]);
       for (int m = 0; m < node_count(cells_); ++m)
         if (m != cells_.node) remote_pending_.push_back(m);
     }
     for (int idle = 0; !done();) idle = step() ? 0 : idle + 1, wait_a_little(idle);
-    if (!sends_.empty())
-      check_mpi(MPI_Waitall(static_cast<int>(sends_.size()), sends_.data(), MPI_STATUSES_IGNORE),
-                "MPI_Waitall");
-    InFlight::ended(static_cast<int>(sends_.size()));
     direct_.wait_all(mismatch_);
     finish_early_receives();
     late_.wait_all(mismatch_);
@@ -230,7 +225,7 @@ class NodeAwareRank : ColumnBlocks {
   // confirms the size or the receive is cancelled. Blocks beyond one message piece wait, and
   // all of them where they would not fit in half the bound.
   void post_early_receives() {
-    if (!ex_ || large_requests(ex_->recv) > limit_ / 2) return;
+    if (!ex_ || large_requests(ex_->recv) > large_half_) return;
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
@@ -280,17 +275,14 @@ class NodeAwareRank : ColumnBlocks {
     return cells_.ranks[remote][agent_of(cells_, remote, cells_.node)];
   }
 
-  void post_slot_receives() {
-    for (const int m : cells_.assigned[cells_.local]) {
-      MPI_Request request;
-      check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(cells_, m, cells_.node)),
-                          MPI_BYTE, MPI_ANY_SOURCE, aggregate_tag(m), ctx_.comm, &request),
-                "MPI_Irecv");
-      slot_receives_.push_back(request);
-      InFlight::posted(1);
-    }
-    done_.resize(slot_receives_.size());
-    statuses_.resize(slot_receives_.size());
+  // Remote nodes in the order every rank takes its node pairs: by the pair (lower node, higher
+  // node). The lowest pair not yet done is then open on both of its agents, so a window over
+  // that order slides without deadlock, as spread_out's steps do (core/p2p.hpp).
+  std::vector<int> in_pair_order(std::vector<int> remotes) const {
+    const int me = cells_.node;
+    auto pair = [me](int m) { return std::pair{std::min(me, m), std::max(me, m)}; };
+    std::sort(remotes.begin(), remotes.end(), [&](int a, int b) { return pair(a) < pair(b); });
+    return remotes;
   }
 
   bool all_local_published() const {
@@ -315,67 +307,111 @@ class NodeAwareRank : ColumnBlocks {
     return false;
   }
 
-  // The remote nodes this rank sends to in this exchange: its own first, then (cores shared)
-  // the others it claims.
-  std::vector<int> claimed() const {
-    std::vector<int> out;
-    for (const int m : cells_.assigned[cells_.local])
-      if (claim(m)) out.push_back(m);
-    if (!ctx_.cores_shared) return out;
-    // Others' messages only up to a quarter of the bound on requests in flight: their agents
-    // send those left.
-    const auto most = static_cast<std::size_t>(std::max(1, limit_ / 4));
-    for (int m = 0; m < node_count(cells_) && out.size() < most; ++m)
-      if (m != cells_.node && agent_of(cells_, cells_.node, m) != cells_.local && claim(m))
-        out.push_back(m);
-    return out;
-  }
-
-  // To each remote node this rank claimed, every local rank's section for it, as one message.
-  void send_to_remote_nodes() {
-    const int q = node_size(cells_, cells_.node);
+  // To remote node `m`, every local rank's section for it, as one message.
+  MPI_Request send_sections(int m) const {
+    const int q = node_size(cells_, cells_.node), q_m = node_size(cells_, m);
     std::vector<int> lengths(q);
     std::vector<MPI_Aint> places(q);
-    for (const int m : claimed()) {
-      const int q_m = node_size(cells_, m);
-      for (int s = 0; s < q; ++s) {
-        const AgentHeader h{section(s, m)};
-        lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
-        MPI_Get_address(section(s, m), &places[s]);
-      }
-      MPI_Datatype type;
-      check_mpi(MPI_Type_create_hindexed(q, lengths.data(), places.data(), MPI_BYTE, &type),
-                "MPI_Type_create_hindexed");
-      check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-      MPI_Request request;
-      check_mpi(MPI_Isend(MPI_BOTTOM, 1, type, partner(m), aggregate_tag(cells_.node), ctx_.comm,
-                          &request),
-                "MPI_Isend");
-      MPI_Type_free(&type);
-      sends_.push_back(request);
-      InFlight::posted(1);
+    for (int s = 0; s < q; ++s) {
+      const AgentHeader h{section(s, m)};
+      lengths[s] = static_cast<int>(header_bytes(q_m) + aggregated_bytes(h, q_m));
+      MPI_Get_address(section(s, m), &places[s]);
     }
-    sent_ = true;
+    MPI_Datatype type;
+    check_mpi(MPI_Type_create_hindexed(q, lengths.data(), places.data(), MPI_BYTE, &type),
+              "MPI_Type_create_hindexed");
+    check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+    MPI_Request request;
+    check_mpi(
+        MPI_Isend(MPI_BOTTOM, 1, type, partner(m), aggregate_tag(cells_.node), ctx_.comm, &request),
+        "MPI_Isend");
+    MPI_Type_free(&type);
+    InFlight::posted(1);
+    return request;
   }
 
-  // Publishes the slots whose message came.
-  bool test_slot_receives() {
-    if (slots_arrived_ == slot_receives_.size()) return false;
-    int count = 0;
-    check_mpi(MPI_Testsome(static_cast<int>(slot_receives_.size()), slot_receives_.data(), &count,
-                           done_.data(), statuses_.data()),
-              "MPI_Testsome");
-    for (int i = 0; i < count && count != MPI_UNDEFINED; ++i) {
-      const int m = cells_.assigned[cells_.local][done_[i]];
-      int bytes = 0;
-      MPI_Get_count(&statuses_[i], MPI_BYTE, &bytes);
-      std::byte* line = slot(m);
-      reinterpret_cast<std::int64_t*>(line)[1] = bytes;
-      store_release(*reinterpret_cast<std::uint64_t*>(line), exchange_);
-      ++slots_arrived_;
-      InFlight::ended(1);
+  // Whether `request` (if any) has completed; counts it out of the bound when it has.
+  static bool completed(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE) {
+    if (request == MPI_REQUEST_NULL) return true;
+    int flag = 0;
+    check_mpi(MPI_Test(&request, &flag, status), "MPI_Test");
+    if (flag) InFlight::ended(1);
+    return flag != 0;
+  }
+
+  // Opens this rank's next node pairs while the agents' share of the bound has room for two
+  // requests each (one at least is always open): the receive into the pair's slot now, the
+  // send once the node's sections are published. ANY_SOURCE: any rank of the remote node may
+  // have claimed the message.
+  bool open_pairs() {
+    bool moved = false;
+    while (next_pair_ < pairs_.size() && (open_.empty() || agent_requests_ + 2 <= agent_budget_)) {
+      const int m = pairs_[next_pair_++];
+      OpenPair& p = open_.emplace_back(m);
+      check_mpi(MPI_Irecv(slot(m) + kLine, static_cast<int>(slot_capacity(cells_, m, cells_.node)),
+                          MPI_BYTE, MPI_ANY_SOURCE, aggregate_tag(m), ctx_.comm, &p.receive),
+                "MPI_Irecv");
+      InFlight::posted(1);
+      agent_requests_ += 2;  // the send's place is kept until it is posted or not needed
+      moved = true;
     }
-    return count > 0 && count != MPI_UNDEFINED;
+    return moved;
+  }
+
+  // Sends of open pairs, once every local rank has staged: this rank's where it claims them
+  // (where another rank of its node did, that one sends), and where ranks share cores others'
+  // still unclaimed, while the agents' share of the bound has room for them.
+  bool post_sends() {
+    if (cells_.radix || (!published_ && !(published_ = all_local_published()))) return false;
+    bool moved = false;
+    for (OpenPair& p : open_) {
+      if (p.send_decided) continue;
+      p.send_decided = moved = true;
+      if (claim(p.node))
+        p.send = send_sections(p.node);
+      else
+        --agent_requests_;
+    }
+    for (int m = 0; ctx_.cores_shared && m < node_count(cells_) &&
+                    agent_requests_ < agent_budget_ && !helped_all_;
+         ++m) {
+      if (m != cells_.node && agent_of(cells_, cells_.node, m) != cells_.local && claim(m)) {
+        helping_.push_back(send_sections(m));
+        ++agent_requests_;
+        moved = true;
+      }
+    }
+    helped_all_ = true;  // one pass: a message claimed later is its agent's to send
+    return moved;
+  }
+
+  // Completes what has arrived or left: a pair's message is published to the node in its slot.
+  bool test_pairs() {
+    bool moved = false;
+    std::erase_if(open_, [&](OpenPair& p) {
+      MPI_Status status;
+      if (p.receive != MPI_REQUEST_NULL && completed(p.receive, &status)) {
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        std::byte* line = slot(p.node);
+        reinterpret_cast<std::int64_t*>(line)[1] = bytes;
+        store_release(*reinterpret_cast<std::uint64_t*>(line), exchange_);
+        --agent_requests_;
+        moved = true;
+      }
+      if (p.send != MPI_REQUEST_NULL && completed(p.send)) --agent_requests_, moved = true;
+      return p.receive == MPI_REQUEST_NULL && p.send_decided && p.send == MPI_REQUEST_NULL;
+    });
+    std::erase_if(helping_, [&](MPI_Request& r) {
+      if (!completed(r)) return false;
+      --agent_requests_;
+      return moved = true;
+    });
+    return moved;
+  }
+
+  bool pairs_done() const {
+    return next_pair_ == pairs_.size() && open_.empty() && helping_.empty();
   }
 
   // The block `from` sent me, as its header announced it (data: where it lies if aggregated).
@@ -493,14 +529,15 @@ class NodeAwareRank : ColumnBlocks {
   }
 
   bool done() const {
-    return sent_ && slots_arrived_ == slot_receives_.size() && local_pending_.empty() &&
-           remote_pending_.empty();
+    return pairs_done() && local_pending_.empty() && remote_pending_.empty();
   }
 
   bool step() {
     bool moved = false;
-    if (!sent_ && all_local_published()) send_to_remote_nodes(), moved = true;
-    moved |= test_slot_receives();
+    moved |= open_pairs();
+    moved |= post_sends();
+    moved |= test_pairs();
+    moved |= open_pairs();
     moved |= take_local();
     moved |= take_remote();
     return moved;
@@ -530,18 +567,32 @@ class NodeAwareRank : ColumnBlocks {
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
   int limit_ = InFlight::limit();
+  // A quarter of the bound for the agents' messages; half of the rest each for the large
+  // blocks' sends and receives.
+  int agent_budget_ = std::max(2, limit_ / 4);
+  int large_half_ = std::max(1, (limit_ - agent_budget_) / 2);
   bool defer_ = false;  // this rank's large blocks go after the aggregated exchange
   Requests direct_;     // large blocks sent during it
   // Large blocks received as their headers come: their sends are posted, so waiting for room
   // here cannot deadlock.
-  Requests late_{nullptr, limit_ / 2};
+  Requests late_{nullptr, large_half_};
   std::map<int, std::int64_t> deferred_;  // by source: the bytes of a deferred block for me
-  std::vector<MPI_Request> slot_receives_, sends_;
-  std::vector<int> done_;  // MPI_Testsome's output, sized once
-  std::vector<MPI_Status> statuses_;
+  // The agents' messages: this rank's node pairs (pair order), those open, the sends it
+  // makes for others' pairs, and the requests they hold or keep a place for, within a quarter
+  // of the bound (at least one pair).
+  struct OpenPair {
+    explicit OpenPair(int m) : node(m) {}
+    int node;
+    MPI_Request receive = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
+    bool send_decided = false;  // sent by this rank, or claimed by another
+  };
+  std::vector<int> pairs_;
+  std::size_t next_pair_ = 0;
+  std::vector<OpenPair> open_;
+  std::vector<MPI_Request> helping_;
+  int agent_requests_ = 0;
+  bool published_ = false, helped_all_ = false;
   std::vector<MPI_Request> early_;  // by source; MPI_REQUEST_NULL where none
-  std::size_t slots_arrived_ = 0;
-  bool sent_ = false;
   std::vector<int> local_pending_, remote_pending_;
 };
 
