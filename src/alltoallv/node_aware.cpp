@@ -14,11 +14,13 @@
 // Each rank copies its blocks out of its node peers' sections and out of the agents' slots.
 // Larger blocks travel as direct messages, announced in the headers (deferrable_marker), as
 // TuNA's do. Under the bound on requests in flight (docs/design.md): a rank whose large sends
-// exceed half of it defers them all until after the aggregated exchange, then sends them
-// step by step in spread_out's order, as its receivers, told by the markers, receive them;
-// a rank receives its large blocks early (before their headers come) only if they fit in
-// the other half, else as their headers come, at most that half at a time. The agents'
-// messages, about 2(N-1)/Q per rank, are not windowed.
+// exceed half of three quarters of it defers them all until after the aggregated exchange,
+// then sends them step by step in spread_out's order, as its receivers, told by the markers,
+// receive them; a rank receives its large blocks early (before their headers come) only if
+// they fit in the other half, else as their headers come, at most that half at a time. The
+// agents' messages, about 2(N-1)/Q per rank, take what the large blocks leave of the bound (a
+// quarter at least): each rank opens its node pairs in one order for all (by the pair of
+// nodes), so the lowest pair not done is open on both agents and the window slides.
 //
 // Messages between nodes: N-1 per node each way (agents=1: all from one rank; default:
 // spread over the node's ranks). Copies of a small block: two (in, out), plus the network.
@@ -121,6 +123,7 @@ class NodeAwareRank : ColumnBlocks {
 
   void run() {
     defer_ = ex_ && large_requests(ex_->send) > large_half_;
+    agent_budget_ = agents_share();
     post_early_receives();
     stage();
     if (ex_) copy_self_block(*ex_);
@@ -146,6 +149,15 @@ class NodeAwareRank : ColumnBlocks {
   int direct_tag() const { return tags::kNodeAwareDirect.at(parity_); }
   static int deferred_tag() { return tags::kNodeAwareDeferred.tag(); }
   bool large(std::int64_t bytes) const { return bytes > cells_.threshold; }
+
+  // The agents' share of the bound: what this rank's large blocks cannot take while the
+  // node pairs' messages move (deferred sends go after them).
+  int agents_share() const {
+    std::int64_t large = 0;
+    if (ex_ && !defer_) large += large_requests(ex_->send);
+    if (ex_) large += std::min<std::int64_t>(large_half_, large_requests(ex_->recv));
+    return static_cast<int>(std::max<std::int64_t>(limit_ - large, std::max(2, limit_ / 4)));
+  }
 
   // Requests this rank's large blocks take, sent or received (`blocks`: this rank's counts).
   std::int64_t large_requests(const ByteBlocks& blocks) const {
@@ -528,9 +540,7 @@ class NodeAwareRank : ColumnBlocks {
     return remote_pending_.size() != before;
   }
 
-  bool done() const {
-    return pairs_done() && local_pending_.empty() && remote_pending_.empty();
-  }
+  bool done() const { return pairs_done() && local_pending_.empty() && remote_pending_.empty(); }
 
   bool step() {
     bool moved = false;
@@ -567,10 +577,11 @@ class NodeAwareRank : ColumnBlocks {
   std::uint64_t exchange_ = 0;
   std::size_t parity_ = 0;
   int limit_ = InFlight::limit();
-  // A quarter of the bound for the agents' messages; half of the rest each for the large
-  // blocks' sends and receives.
-  int agent_budget_ = std::max(2, limit_ / 4);
-  int large_half_ = std::max(1, (limit_ - agent_budget_) / 2);
+  // The large blocks' sends (unless deferred) and receives each take at most half of three
+  // quarters of the bound; the agents' messages what this rank's large blocks leave of it, at
+  // least the last quarter.
+  int large_half_ = std::max(1, (limit_ - limit_ / 4) / 2);
+  int agent_budget_ = 0;
   bool defer_ = false;  // this rank's large blocks go after the aggregated exchange
   Requests direct_;     // large blocks sent during it
   // Large blocks received as their headers come: their sends are posted, so waiting for room
@@ -578,8 +589,8 @@ class NodeAwareRank : ColumnBlocks {
   Requests late_{nullptr, large_half_};
   std::map<int, std::int64_t> deferred_;  // by source: the bytes of a deferred block for me
   // The agents' messages: this rank's node pairs (pair order), those open, the sends it
-  // makes for others' pairs, and the requests they hold or keep a place for, within a quarter
-  // of the bound (at least one pair).
+  // makes for others' pairs, and the requests they hold or keep a place for, within
+  // agent_budget_ (at least one pair).
   struct OpenPair {
     explicit OpenPair(int m) : node(m) {}
     int node;
