@@ -13,7 +13,7 @@
 #include <a2av/a2av.h>
 #include <mpi4py/mpi4py.h>
 #include <numpy/arrayobject.h>
-#if NPY_ABI_VERSION < 0x02000000  /* NumPy 2 hides the descriptor's fields behind this */
+#if NPY_ABI_VERSION < 0x02000000 /* NumPy 2 hides the descriptor's fields behind this */
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
 #endif
 
