@@ -460,8 +460,9 @@ void finish_blocks(const HierarchicalRank& r, const NodePosition& l, Inter kind,
     const std::int64_t expected = expected_bytes(r, l, p.node, s);
     const bool posted = posted_early(kind, expected);
     if (!p.together && sent == expected) {
-      if (!posted)
-        late.irecv(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm);
+      if (!posted)  // an empty block too is one message
+        post_block_receive(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm,
+                           late);
       continue;
     }
     drop_messages(messages_of(sent) - (posted ? 1 : 0), from, block_tag(s), r.ctx.comm);

@@ -95,7 +95,9 @@ std::vector<Measured> read_points(const std::vector<std::string>& files) {
       const auto doc = nlohmann::json::parse(in);
       for (const auto& r : doc.at("results")) {
         const std::string spec = r.at("algorithm");
-        if (spec == "MPI_Alltoallv" || r.at("requested") == "auto") continue;
+        // Not a2av's algorithms: the baseline and --copy-bound's memcpy_bound; auto's choices.
+        if (spec == "MPI_Alltoallv" || spec == "memcpy_bound" || r.at("requested") == "auto")
+          continue;
         const int element = r.value("datatype_bytes", 1);  // scale_probe records are bytes
         points.push_back({spec, r.at("ranks"), r.at("ranks_per_node"),
                           r.at("size").get<std::int64_t>() / element * element, r.at("pattern"),
