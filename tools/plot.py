@@ -22,6 +22,7 @@ from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 BASELINE = "MPI_Alltoallv"
+COPY_BOUND = "memcpy_bound"  # a2av bench --copy-bound: a bound drawn beside the algorithms
 
 
 def load(paths):
@@ -103,6 +104,8 @@ def plot_size(records, args):
         style = dict(color=colors[i % len(colors)])
         if requested == BASELINE:
             style = dict(color="black", linestyle="--", linewidth=2)
+        elif requested == COPY_BOUND:
+            style = dict(color="gray", linestyle=":", linewidth=2)
         ax.plot(*zip(*points), marker="o", markersize=3, label=requested, **style)
     log2_axis(ax, sorted({r["size"] for r in records}), size_label)
     log_time_axis(ax)
@@ -148,7 +151,7 @@ def best_speedups(records, family):
         key = (r["ranks"], r["size"])
         if r["requested"] == BASELINE:
             baseline[key] = r["median_s"]
-        elif family is None or name_of(r["algorithm"]) == family:
+        elif r["requested"] != COPY_BOUND and (family is None or name_of(r["algorithm"]) == family):
             if key not in fastest or r["median_s"] < fastest[key]["median_s"]:
                 fastest[key] = r
     return {k: (baseline[k] / r["median_s"], r["algorithm"])
