@@ -122,7 +122,9 @@ class NodeAwareRank : ColumnBlocks {
   }
 
   void run() {
-    defer_ = ex_ && large_requests(ex_->send) > large_half_;
+    large_sends_ = ex_ ? large_requests(ex_->send) : 0;
+    large_receives_ = ex_ ? large_requests(ex_->recv) : 0;
+    defer_ = large_sends_ > large_half_;
     agent_budget_ = agents_share();
     post_early_receives();
     stage();
@@ -153,9 +155,8 @@ class NodeAwareRank : ColumnBlocks {
   // The agents' share of the bound: what this rank's large blocks cannot take while the
   // node pairs' messages move (deferred sends go after them).
   int agents_share() const {
-    std::int64_t large = 0;
-    if (ex_ && !defer_) large += large_requests(ex_->send);
-    if (ex_) large += std::min<std::int64_t>(large_half_, large_requests(ex_->recv));
+    const std::int64_t large =
+        (defer_ ? 0 : large_sends_) + std::min<std::int64_t>(large_half_, large_receives_);
     return static_cast<int>(std::max<std::int64_t>(limit_ - large, std::max(2, limit_ / 4)));
   }
 
@@ -237,7 +238,7 @@ class NodeAwareRank : ColumnBlocks {
   // confirms the size or the receive is cancelled. Blocks beyond one message piece wait, and
   // all of them where they would not fit in half the bound.
   void post_early_receives() {
-    if (!ex_ || large_requests(ex_->recv) > large_half_) return;
+    if (!ex_ || large_receives_ > large_half_) return;
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
@@ -581,6 +582,7 @@ class NodeAwareRank : ColumnBlocks {
   // quarters of the bound; the agents' messages what this rank's large blocks leave of it, at
   // least the last quarter.
   int large_half_ = std::max(1, (limit_ - limit_ / 4) / 2);
+  std::int64_t large_sends_ = 0, large_receives_ = 0;  // requests this rank's large blocks take
   int agent_budget_ = 0;
   bool defer_ = false;  // this rank's large blocks go after the aggregated exchange
   Requests direct_;     // large blocks sent during it

@@ -411,14 +411,23 @@ bool sent_together(Inter kind, const PairHeader& header, int q) {
   return one_message(kind, total);
 }
 
+// Receives a partner's front as it comes, whatever its length: the header into `header`,
+// blocks that came with it dropped. Returns the bytes that followed the header.
+int receive_front(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind,
+                  PairHeader& header) {
+  ProbedMessage message = ProbedMessage::wait(from, header_tag(kind), r.ctx.comm);
+  const int front = front_bytes(l, kind);
+  std::vector<std::byte> whole(std::max(message.bytes(), front));
+  message.receive(whole.data());
+  std::memcpy(header.data(), whole.data(), front);
+  return std::max(0, message.bytes() - front);
+}
+
 // What a rank whose node failed does with a partner's messages: receives its header (and
 // drops the blocks with it), then drops the blocks that follow on their own.
 void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind,
            PairHeader& header) {
-  ProbedMessage message = ProbedMessage::wait(from, header_tag(kind), r.ctx.comm);
-  std::vector<std::byte> whole(std::max(message.bytes(), front_bytes(l, kind)));
-  message.receive(whole.data());
-  std::memcpy(header.data(), whole.data(), front_bytes(l, kind));
+  receive_front(r, l, from, kind, header);
   if (header.code() || (kind == Inter::coalesced && !header.entries_follow())) return;
   if (kind == Inter::coalesced)
     check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from,
@@ -434,16 +443,11 @@ void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kin
 // disagreement noted.
 void receive_probed_front(const HierarchicalRank& r, const NodePosition& l, Partner& p) {
   const int from = p.node * l.q + l.local;
-  ProbedMessage message = ProbedMessage::wait(from, header_tag(Inter::coalesced), r.ctx.comm);
-  const int front = front_bytes(l, Inter::coalesced);
-  std::vector<std::byte> whole(std::max(message.bytes(), front));
-  message.receive(whole.data());
-  std::memcpy(p.header.data(), whole.data(), front);
-  if (message.bytes() > front)
+  if (const int blocks = receive_front(r, l, from, Inter::coalesced, p.header))
     r.mismatch.note(
         fmt::format("rank {} sent the blocks of node {} in one message of {} bytes "
                     "where the receive counts say they do not fit one",
-                    from, p.node, message.bytes() - front));
+                    from, p.node, blocks));
 }
 
 // After the header: the blocks that did not come with a front, by the sender's entries. A
