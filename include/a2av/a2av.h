@@ -141,7 +141,8 @@ const char* A2AV_Last_error_message(void); /* "" after a success */
 MPI_Count A2AV_Last_peak_bytes(void);      /* peak temporary bytes allocated by that call */
 const char* A2AV_Last_algorithm(void);     /* the spec that ran, parameters resolved */
 /* The most point-to-point requests that call had in flight at once on this rank (its bound:
-   A2AV_MAX_IN_FLIGHT or the spec's in_flight=N); 0 where a2av posted none of its own. */
+   A2AV_MAX_IN_FLIGHT or the spec's in_flight=N), also where an A2AV_Alltoallv call failed;
+   0 where a2av posted none of its own. */
 int A2AV_Last_in_flight(void);
 
 #ifdef __cplusplus

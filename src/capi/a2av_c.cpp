@@ -7,6 +7,7 @@
 
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
+#include "core/p2p.hpp"
 #include "core/per_thread.hpp"
 #include "driver/alltoallv.hpp"
 #include "driver/ialltoallv.hpp"
@@ -51,8 +52,12 @@ int guarded(Body body) {
 
 int run(const a2av::Call& call, const char* algorithm) {
   last().result = {};
-  return guarded(
+  a2av::InFlight::take_last_call();  // an earlier call's
+  const int rc = guarded(
       [&] { last().result = a2av::run_alltoallv(call, algorithm ? algorithm : "", false); });
+  // A failed call keeps the bound too (its error agreement's messages): it reports them.
+  if (rc != A2AV_SUCCESS) last().result.max_in_flight = a2av::InFlight::take_last_call();
+  return rc;
 }
 
 // The int arrays of A2AV_Alltoallv as MPI_Count / MPI_Aint, in storage kept per thread so

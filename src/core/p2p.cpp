@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 namespace a2av {
 namespace {
@@ -67,19 +68,36 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
   int rank = 0, size = 0;
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
-  std::vector<MPI_Request> sends;
-  for (int peer = 0; peer < size; ++peer) {
-    if (peer == rank) continue;
-    sends.push_back(MPI_REQUEST_NULL);
-    check_mpi(
-        MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &sends.back()),
-        "MPI_Isend");
-  }
+  // The error's tag goes to rank+1, rank+2, ... (spread_out's order), at most the bound in
+  // flight; a rank without room goes on draining, which is what its peers' sends need.
+  std::vector<MPI_Request> sends(std::min(size - 1, std::max(1, InFlight::limit())),
+                                 MPI_REQUEST_NULL);
+  std::vector<int> done(sends.size());
+  int next_step = 1, in_flight = 0;
+  const auto send_more = [&] {
+    int completed = 0;
+    if (in_flight > 0)
+      check_mpi(MPI_Testsome(static_cast<int>(sends.size()), sends.data(), &completed, done.data(),
+                             MPI_STATUSES_IGNORE),
+                "MPI_Testsome");
+    if (completed == MPI_UNDEFINED) completed = 0;
+    in_flight -= completed;
+    InFlight::ended(completed);
+    for (MPI_Request& slot : sends) {
+      if (slot != MPI_REQUEST_NULL || next_step == size) continue;
+      const int peer = (rank + next_step++) % size;
+      check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, peer, tags::kPeerErrors.at(code), comm, &slot),
+                "MPI_Isend");
+      ++in_flight;
+      InFlight::posted(1);
+    }
+  };
   // Probing without blocking: a peer may be waiting for another peer before it sends here.
   [[maybe_unused]] const WorldErrorsReturn guard;
   std::vector<bool> drained(size, false);
   drained[rank] = true;
-  for (int left = size - 1; left > 0;) {
+  for (int left = size - 1; left > 0 || next_step < size;) {
+    send_more();
     for (int peer = 0; peer < size; ++peer) {
       ProbedMessage message;
       if (drained[peer] || !ProbedMessage::test(peer, MPI_ANY_TAG, comm, message)) continue;
@@ -93,6 +111,7 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers) {
   }
   check_mpi(MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall");
+  InFlight::ended(in_flight);
 }
 
 void drain_block(int peer, MPI_Comm comm, PeerErrors& peers) {
@@ -169,6 +188,7 @@ struct InFlightState {
   int limit = InFlight::default_limit();
   int active = 0;
   int high = 0;
+  int last_call = 0;  // the high-water mark of the last scope that ended
 };
 
 InFlightState& in_flight_state() {
@@ -195,6 +215,9 @@ void InFlight::posted(int count) {
 void InFlight::ended(int count) {
   in_flight_state().active -= count;
 }
+int InFlight::take_last_call() {
+  return std::exchange(in_flight_state().last_call, 0);
+}
 
 InFlightScope::InFlightScope(int limit) {
   InFlightState& state = in_flight_state();
@@ -206,6 +229,7 @@ InFlightScope::InFlightScope(int limit) {
 
 InFlightScope::~InFlightScope() {
   InFlightState& state = in_flight_state();
+  state.last_call = state.high;
   state.limit = saved_limit_;
   state.high = std::max(saved_high_, state.high);
 }

@@ -136,6 +136,9 @@ class InFlight {
   static int high_water();     // most requests this thread had in flight since the scope began
   static void posted(int count);
   static void ended(int count);
+  // The high-water mark of the last call (InFlightScope) to end on this thread, failed or
+  // not, then 0 until the next one ends.
+  static int take_last_call();
 };
 
 // For the duration of one call: its limit (0: the default) and its own high-water mark; the

@@ -228,6 +228,7 @@ void prepare_into(Prepared& out, const Call& call, std::string_view spec_text, b
   SpecRef in_band = in_band_allowed ? in_band_choice(spec, ctx, call, validating) : nullptr;
   if (in_band && status.code) {
     PeerErrors peers;
+    const InFlightScope in_flight(in_band->in_flight);  // the call's bound, and its report
     in_band->algorithm->announce(ctx, in_band->params, status.code, peers);
     throw Error(std::max(status.code, peers.code()), status.message);
   }

@@ -7,6 +7,8 @@
 // tests give vendor such errors with validation, which agrees.
 #include "harness.hpp"
 
+#include "alltoallv/registry.hpp"
+
 #include <a2av/alltoallv.hpp>
 #include <a2av/plan.hpp>
 
@@ -159,6 +161,25 @@ TEST(Errors, TwoRanksWithDifferentErrorsAgreeOnTheLargerCode) {
     if (c.me == 0) c.sc[1] = -1;                     // A2AV_ERR_ARG
     if (c.me == 1) c.recv_type = MPI_DATATYPE_NULL;  // A2AV_ERR_DATATYPE
     EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_DATATYPE) << spec;
+  }
+}
+
+// The messages that agree on an error keep the bound on requests in flight, on the rank that
+// failed (its error's tag to every peer) and on its peers, whose exchanges go on meanwhile.
+// Not TuNA's with messages in pieces (A2AV_MAX_MESSAGE): the pieces of one forwarded message
+// go together, past the bound (docs/design.md, "Messages in flight").
+TEST(Errors, AgreeingOnAnErrorKeepsTheBoundOnRequestsInFlight) {
+  const bool pieces = std::getenv("A2AV_MAX_MESSAGE") != nullptr;
+  for (const auto& name : algorithms()) {
+    if (!parse_spec(name).algorithm->bounds_in_flight) continue;
+    if (pieces && name.starts_with("tuna")) continue;
+    const std::string spec =
+        name + (name.find(':') == std::string::npos ? ":" : ",") + "in_flight=8";
+    Case c(3);
+    if (c.me == c.size / 2) c.sc[0] = -1;
+    EXPECT_EQ(Case::agreed(c.run(spec)), A2AV_ERR_ARG) << spec;
+    EXPECT_LE(A2AV_Last_in_flight(), 8) << spec << " on rank " << c.me;
+    c.expect_untouched_after_error_of(c.size / 2, spec);
   }
 }
 
