@@ -27,7 +27,7 @@
 // With radix=R >= 2 (nodes of one size) the nodes exchange by TuNA's rounds instead, each
 // rank in the column of its local index (node_aware_rounds.hpp): no agents and no slots;
 // every rank reads its column blocks from its node's sections and takes its own blocks from
-// the column blocks that reach it.
+// the column blocks that reach it; the rounds in flight take the agents' share of the bound.
 // Segment per rank, for the communicator's life (two sets by exchange parity, as
 // shared_memory's cells): staging of N * 64 + P * (8 + t) bytes and slots of about the same,
 // t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes; the node's first
@@ -134,7 +134,8 @@ class NodeAwareRank : ColumnBlocks {
     if (cells_.radix) {
       for (int idle = 0; !all_local_published();)
         idle = take_local() ? 0 : idle + 1, wait_a_little(idle);
-      run_column_rounds({ctx_.comm, cells_.column, cells_.node}, cells_.radix, *this, memory_);
+      run_column_rounds({ctx_.comm, cells_.column, cells_.node}, cells_.radix, agent_budget_, *this,
+                        memory_);
     } else {
       pairs_ = in_pair_order(cells_.assigned[cells_.local]);
       for (int m = 0; m < node_count(cells_); ++m)
@@ -683,6 +684,7 @@ const AlgorithmDescriptor& node_aware_algorithm() {
                      // TuNA over the nodes: radix 2, and 3 with blocks on both sides
                      {"node_aware:radix=2", Nodes::several},
                      {"node_aware:radix=3,direct_above=500", Nodes::several}},
+      .bounds_in_flight = true,
   };
   return d;
 }

@@ -24,10 +24,12 @@ std::int64_t header_bytes(const TunaRound& round) {
 
 class ColumnRun {
  public:
-  ColumnRun(const Column& column, int radix, ColumnBlocks& blocks, MemoryTracker& memory)
+  ColumnRun(const Column& column, int radix, int in_flight, ColumnBlocks& blocks,
+            MemoryTracker& memory)
       : column_(column),
         nodes_(static_cast<int>(column.members.size())),
         radix_(tuna_radix(radix, nodes_)),
+        batch_(std::clamp(in_flight, 1, radix_ - 1)),
         blocks_(blocks),
         memory_(memory),
         store_(nodes_),
@@ -35,14 +37,18 @@ class ColumnRun {
 
   void run() {
     const auto& rounds = cached_tuna_rounds(nodes_, radix_);
-    for (const auto& [first, last] : tuna_batches(rounds, radix_ - 1)) {
+    // Every member takes the rounds in one order, so batches smaller than a digit's rounds
+    // cannot deadlock: the earliest round not done is posted by its sender.
+    for (const auto& [first, last] : tuna_batches(rounds, batch_)) {
       const std::size_t count = last - first;
       if (sent_.size() < count) sent_.resize(count), received_.resize(count);
       std::vector<MPI_Request> sends(count);
       for (std::size_t i = 0; i < count; ++i) send(rounds[first + i], attached(sent_[i]), sends[i]);
+      InFlight::posted(static_cast<int>(count));
       for (std::size_t i = 0; i < count; ++i) receive(rounds[first + i], attached(received_[i]));
       check_mpi(MPI_Waitall(static_cast<int>(count), sends.data(), MPI_STATUSES_IGNORE),
                 "MPI_Waitall");
+      InFlight::ended(static_cast<int>(count));
     }
   }
 
@@ -129,6 +135,7 @@ class ColumnRun {
   const Column& column_;
   int nodes_;
   int radix_;
+  int batch_;  // rounds in flight
   ColumnBlocks& blocks_;
   MemoryTracker& memory_;
   std::vector<TempBuffer> store_;            // by distance in nodes
@@ -138,9 +145,9 @@ class ColumnRun {
 
 }  // namespace
 
-void run_column_rounds(const Column& column, int radix, ColumnBlocks& blocks,
+void run_column_rounds(const Column& column, int radix, int in_flight, ColumnBlocks& blocks,
                        MemoryTracker& memory) {
-  if (column.members.size() > 1) ColumnRun(column, radix, blocks, memory).run();
+  if (column.members.size() > 1) ColumnRun(column, radix, in_flight, blocks, memory).run();
 }
 
 std::int64_t column_rounds_memory_bound(int nodes, int q, int radix, std::int64_t block) {

@@ -50,8 +50,9 @@ struct Column {
   int node;  // this rank's
 };
 
-// Runs the rounds with `radix` (clamped to 2..N), all rounds of a digit in flight.
-void run_column_rounds(const Column& column, int radix, ColumnBlocks& blocks,
+// Runs the rounds with `radix` (clamped to 2..N): the rounds of a digit in flight together,
+// at most `in_flight` of them (one send each; receives are probed and blocking).
+void run_column_rounds(const Column& column, int radix, int in_flight, ColumnBlocks& blocks,
                        MemoryTracker& memory);
 
 // Bound on the temporary bytes of run_column_rounds on nodes of q ranks, for column blocks
