@@ -62,6 +62,9 @@ struct AlgorithmDescription {
   bool one_node_only = false;  // meant for the ranks of one node
   // Keeps at most A2AV_MAX_IN_FLIGHT (or in_flight=N) requests in flight per rank.
   bool bounds_in_flight = false;
+  // Specs worth timing beside the default where tuning (a parameter whose best value
+  // depends on the machine); `a2av tune --algorithms all` times them.
+  std::vector<std::string> tuning_variants{};
 };
 // Every algorithm of every family, alltoallv first, in the order of the library's tables.
 std::vector<AlgorithmDescription> algorithms();

@@ -139,8 +139,11 @@ struct AlgorithmDescriptor {
   // Specs of it that the cost model compares; null: not a candidate.
   void (*candidates)(const CandidateScope&, std::vector<std::string>& out) = nullptr;
   std::vector<TestSpec> test_specs{};  // representative specs the tests run on every launch
-  bool intercommunicators = false;     // also on intercommunicators
-  bool one_node_only = false;          // meant for ranks of one node (elsewhere: the fallback)
+  // Specs `a2av tune` (and `bench --algorithms all`) time beside the default: a parameter
+  // whose best value is the machine's, so that the tuning table records it, not a guess.
+  std::vector<std::string> tuning_variants{};
+  bool intercommunicators = false;  // also on intercommunicators
+  bool one_node_only = false;       // meant for ranks of one node (elsewhere: the fallback)
   // Needs the agreed block statistics (AlgorithmCall::max_block_bytes, uniform_blocks) even
   // where errors need no agreement (A2AV_AGREE_ERRORS=0).
   bool needs_agreed_blocks = false;

@@ -357,6 +357,10 @@ const AlgorithmDescriptor& shared_memory_algorithm() {
                      // every block read from the sender's buffer, or none
                      {"shared_memory:single_copy_above=0"},
                      {"shared_memory:single_copy_above=1000000000"}},
+      // The crossover between cells and the sender's buffer: every block read from the
+      // sender, or cells wherever they fit.
+      .tuning_variants = {"shared_memory:single_copy_above=0",
+                          "shared_memory:single_copy_above=1073741824"},
       .one_node_only = true,
       .bounds_in_flight = true,
   };

@@ -78,7 +78,8 @@ std::vector<AlgorithmDescription> algorithms() {
                            std::string(a->fallback),
                            std::string(a->source),
                            a->one_node_only,
-                           a->bounds_in_flight};
+                           a->bounds_in_flight,
+                           a->tuning_variants};
     for (const Param* p : a->params) d.parameters.push_back(description_of(*p));
     out.push_back(std::move(d));
   }

@@ -3,6 +3,7 @@
 #include <a2av/alltoallv.hpp>
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <climits>
@@ -55,6 +56,8 @@ void print_text(const std::vector<AlgorithmDescription>& all) {
     if (!a.restrictions.empty())
       fmt::print("    needs {}; elsewhere runs {}\n", a.restrictions, a.fallback);
     if (a.bounds_in_flight) fmt::print("    bounds requests in flight (A2AV_MAX_IN_FLIGHT)\n");
+    if (!a.tuning_variants.empty())
+      fmt::print("    a2av tune also times: {}\n", fmt::join(a.tuning_variants, ", "));
     if (!a.source.empty()) fmt::print("    source: {}\n", a.source);
   }
 }
@@ -79,6 +82,7 @@ void print_json(const std::vector<AlgorithmDescription>& all) {
                    {"fallback", a.fallback},
                    {"one_node_only", a.one_node_only},
                    {"bounds_in_flight", a.bounds_in_flight},
+                   {"tuning_variants", a.tuning_variants},
                    {"source", a.source}});
   }
   fmt::print("{}\n", out.dump(2));

@@ -128,8 +128,11 @@ std::vector<std::string> expand_specs(std::string_view list, const std::vector<i
       specs.push_back(std::move(spec));
       continue;
     }
-    for (const auto& a : alltoallv_algorithms())
-      if (!a.one_node_only || size <= ranks_per_node) specs.push_back(a.name);
+    for (const auto& a : alltoallv_algorithms()) {
+      if (a.one_node_only && size > ranks_per_node) continue;
+      specs.push_back(a.name);
+      specs.insert(specs.end(), a.tuning_variants.begin(), a.tuning_variants.end());
+    }
   }
   if (!radices.empty() && std::none_of(specs.begin(), specs.end(), takes_radix))
     specs.emplace_back("tuna");
