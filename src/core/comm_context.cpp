@@ -123,7 +123,8 @@ CommContext& find_or_make_context(MPI_Comm comm, bool blocking) {
   int found = 0;
   check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
   if (found) return *static_cast<CommContext*>(value);
-  auto context = blocking ? make_context(comm) : start_context(comm);
+  static const bool idup = env_flag("A2AV_COMM_IDUP");
+  auto context = blocking || !idup ? make_context(comm) : start_context(comm);
   check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
   return *context.release();
 }

@@ -9,6 +9,8 @@
 //   static const bool validate = env_flag("A2AV_VALIDATE");
 #pragma once
 
+#include <mpi.h>
+
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -46,6 +48,17 @@ struct EnvSpec {
   std::string_view default_text = {};
   IntegerRange range = {};  // integer only
 };
+
+// Open MPI's MPI_Comm_idup (4.1) starts its later rounds of context-id agreement from
+// progress, as collectives on the parent communicator: they then interleave with the caller's
+// own nonblocking collectives on it differently on each rank, and those fail (MPI_ERR_TRUNCATE
+// in libnbc) or hang (open-mpi/ompi#2025; MPICH's test nonblocking3 under the preload). There a
+// nonblocking first call sets a2av up by default with MPI_Comm_dup, as blocking calls do.
+#if defined(OPEN_MPI)
+inline constexpr std::int64_t kCommIdupByDefault = 0;
+#else
+inline constexpr std::int64_t kCommIdupByDefault = 1;
+#endif
 
 inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 inline constexpr std::int64_t kGiB = std::int64_t{1} << 30;
@@ -101,6 +114,13 @@ inline constexpr std::array kEnvironment{
                    "below 1: the default)",
             .fallback = kMiB,
             .range = {1, kGiB, OutOfRange::fallback, OutOfRange::clamp}},
+    EnvSpec{.name = "A2AV_COMM_IDUP",
+            .type = EnvType::flag,
+            .doc = "1: a nonblocking call's first use of a communicator sets a2av up with "
+                   "MPI_Comm_idup, without waiting for the other ranks; 0: with MPI_Comm_dup, "
+                   "which waits for them (default 1, but 0 under Open MPI: its MPI_Comm_idup "
+                   "breaks the caller's other nonblocking collectives on that communicator)",
+            .fallback = kCommIdupByDefault},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,
             .doc = "Q: each group of Q consecutive ranks of a node acts as a node of its own; 0 "
