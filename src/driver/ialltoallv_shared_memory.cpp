@@ -14,9 +14,13 @@
 // exchange ahead) does not hold. Instead each cell says what its reader has consumed: a
 // sender writes a cell only once its reader has consumed what the cell held last, else it
 // tries again at the next progress. Cells alternate between two sets by the exchange's
-// parity, so the next exchange rarely waits. An exchange that must wait for its readers
-// first advances the older exchanges of its communicator on this rank (MPICH advances only
-// the request being waited for, and a peer's reads may wait on this rank's older writes).
+// parity, so the next exchange rarely waits. A sender fills each reader's cells in the order
+// its exchanges began: else exchange k + 2 could take a cell that exchange k still waits
+// for, and a reader that starts k + 2 only once k is complete would wait forever (MPICH's
+// nonblocking3, three exchanges in flight on one communicator, under the preload). An exchange that
+// must wait for its readers first advances the older exchanges of its communicator on this rank
+// (MPICH advances only the request being waited for, and a peer's reads may wait on this rank's
+// older writes).
 //
 // Its own cells (not the blocking shared_memory's), made for the first nonblocking exchange on
 // the communicator that asks for them, without waiting for the other ranks
@@ -84,6 +88,8 @@ class SharedMemoryExchange : public StagedOperation {
       return direct_->begin();
     }
     cells_->in_flight.push_back(this);
+    cells_->filled.resize(static_cast<std::size_t>(ctx_.size));
+    order_ = cells_->begun++;
     stride_ = cells_->segment->part_bytes(0) / (2 * ctx_.size);
     capacity_ = static_cast<std::int64_t>(stride_ - kLine);
     if (!blocks_.copy_own_block(ctx_.rank)) note(MPI_ERR_TRUNCATE);
@@ -135,6 +141,8 @@ class SharedMemoryExchange : public StagedOperation {
   // Fills the cells whose readers have consumed what they held; true if none is left.
   bool write() {
     std::erase_if(to_write_, [&](int to) {
+      std::uint64_t& filled = cells_->filled[static_cast<std::size_t>(to)];
+      if (filled != order_) return false;  // an older exchange has yet to fill its cell
       Cell& c = cell(ctx_.rank, to);
       if (load_acquire(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
       const std::int64_t bytes = send().bytes[to];
@@ -145,6 +153,7 @@ class SharedMemoryExchange : public StagedOperation {
       else
         post_pieces(send().at(to), c.bytes, c.bytes, to, false);
       store_release(c.sequence, exchange_);
+      ++filled;
       return true;
     });
     return to_write_.empty();
@@ -215,6 +224,7 @@ class SharedMemoryExchange : public StagedOperation {
   const CommContext& ctx_;
   NodeCells* cells_ = nullptr;  // once begun; null: direct_ runs instead
   std::uint64_t exchange_;
+  std::uint64_t order_ = 0;  // among this rank's exchanges on the cells (NodeCells::begun)
   int tag_;    // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
   int limit_;  // requests in flight at most: half for sends, half for receives
   std::int64_t send_extent_, recv_extent_;

@@ -129,7 +129,7 @@ void NonblockingSetup::node_found() {
 
 void NonblockingSetup::settle(std::unique_ptr<NodeSegment> segment) {
   if (segment && segment->ok())
-    cells_.reset(new NodeCells{std::move(segment), oversubscribed(ctx_.size), {}});
+    cells_.reset(new NodeCells{std::move(segment), oversubscribed(ctx_.size), {}, 0, {}});
   step_ = Cells::kSettled;
 }
 

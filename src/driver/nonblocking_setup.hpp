@@ -31,6 +31,10 @@ struct NodeCells {
   std::unique_ptr<NodeSegment> segment;
   bool cores_shared = false;          // more ranks on the node than cores
   std::vector<Operation*> in_flight;  // the exchanges on them on this rank, oldest first
+  // This rank's exchanges on the cells, numbered as they begin, and by peer how many of them
+  // have filled its cell: each peer's cell is filled in that order.
+  std::uint64_t begun = 0;
+  std::vector<std::uint64_t> filled;
 };
 
 class NonblockingSetup;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,38 @@ TEST(Ialltoallv, ManyInFlightWaitedInReverse) {
   for (Exchange& ex : exchanges) requests.push_back(ex.start());
   for (int i = 5; i >= 0; --i) EXPECT_EQ(MPI_Wait(&requests[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
   for (const Exchange& ex : exchanges) EXPECT_EQ(ex.got, ex.want) << "on rank " << me;
+}
+
+// A window of three exchanges in flight, each rank completing one of its own choosing
+// (MPI_Waitany, or a seeded pick that differs by rank) and starting the next in its place, as
+// MPICH's nonblocking3 does: a rank starts exchange k + 3 only once one of k..k+2 is done, so
+// each sender must fill a reader's cells in the order its exchanges began (it hung before).
+TEST(Ialltoallv, AWindowRefilledAsExchangesComplete) {
+  const int me = rank_of(world()), size = size_of(world());
+  constexpr int kWindow = 3, kExchanges = 200;
+  std::vector<Exchange> exchanges;  // their expected results first: no collective in the loop
+  for (int i = 0; i < kExchanges; ++i) exchanges.emplace_back(uniform(size, 64, i), me, i);
+  std::vector<MPI_Request> requests;
+  std::vector<int> in_slot;
+  for (int i = 0; i < kWindow; ++i) requests.push_back(exchanges[i].start()), in_slot.push_back(i);
+  std::mt19937 pick(static_cast<unsigned>(me) + 1);
+  for (int started = kWindow, finished = 0; finished < kExchanges; ++finished) {
+    int slot = MPI_UNDEFINED;
+    if (finished % 2) {
+      EXPECT_EQ(MPI_Waitany(kWindow, requests.data(), &slot, MPI_STATUS_IGNORE), MPI_SUCCESS);
+    } else {
+      do slot = static_cast<int>(pick() % kWindow);
+      while (requests[slot] == MPI_REQUEST_NULL);
+      EXPECT_EQ(MPI_Wait(&requests[slot], MPI_STATUS_IGNORE), MPI_SUCCESS);
+    }
+    ASSERT_NE(slot, MPI_UNDEFINED);
+    const Exchange& done = exchanges[in_slot[slot]];
+    EXPECT_EQ(done.got, done.want) << "exchange " << in_slot[slot] << " on rank " << me;
+    if (started < kExchanges) {
+      requests[slot] = exchanges[started].start();
+      in_slot[slot] = started++;
+    }
+  }
 }
 
 // Ints sent from every other slot of the send buffer (a type whose extent is twice its
