@@ -88,7 +88,6 @@ class SharedMemoryExchange : public StagedOperation {
       return direct_->begin();
     }
     cells_->in_flight.push_back(this);
-    cells_->filled.resize(static_cast<std::size_t>(ctx_.size));
     order_ = cells_->begun++;
     stride_ = cells_->segment->part_bytes(0) / (2 * ctx_.size);
     capacity_ = static_cast<std::int64_t>(stride_ - kLine);

@@ -129,7 +129,11 @@ void NonblockingSetup::node_found() {
 
 void NonblockingSetup::settle(std::unique_ptr<NodeSegment> segment) {
   if (segment && segment->ok())
-    cells_.reset(new NodeCells{std::move(segment), oversubscribed(ctx_.size), {}, 0, {}});
+    cells_.reset(new NodeCells{std::move(segment),
+                               oversubscribed(ctx_.size),
+                               {},
+                               0,
+                               std::vector<std::uint64_t>(static_cast<std::size_t>(ctx_.size))});
   step_ = Cells::kSettled;
 }
 
