@@ -168,15 +168,18 @@ int main(int argc, char** argv) {
       std::fill(e.recv.begin(), e.recv.end(), 0);
       run(e, spec);
       const std::string ran = spec == kVendor ? spec : A2AV_Last_algorithm();  // auto's choice
-      long long peak = spec == kVendor ? 0 : A2AV_Last_peak_bytes();
-      MPI_Allreduce(MPI_IN_PLACE, &peak, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      long long accounted[2] = {spec == kVendor ? 0 : A2AV_Last_peak_bytes(),
+                                spec == kVendor ? 0 : A2AV_Last_in_flight()};
+      MPI_Allreduce(MPI_IN_PLACE, accounted, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+      const auto [peak, in_flight] = accounted;
       const bool validated = all_bytes_right(e);
       for (int i = 0; i < warmup; ++i) run(e, spec);
       std::vector<double> times;
       for (int i = 0; i < iterations; ++i) times.push_back(timed(e, spec));
       if (e.rank != 0) continue;
-      fmt::print("P={} S={} {:<28} {:>10.1f} us  peak {} B  ran {}{}\n", e.size, size, spec,
-                 median(times) * 1e6, peak, ran, validated ? "" : "  WRONG RESULT");
+      fmt::print("P={} S={} {:<28} {:>10.1f} us  peak {} B  in flight {}  ran {}{}\n", e.size, size,
+                 spec, median(times) * 1e6, peak, in_flight, ran,
+                 validated ? "" : "  WRONG RESULT");
       std::fflush(stdout);
       results.push_back(
           {{"ranks", e.size},
@@ -188,6 +191,7 @@ int main(int argc, char** argv) {
            {"algorithm", ran},
            {"median_s", median(times)},
            {"peak_temp_bytes", spec == kVendor ? nlohmann::json() : nlohmann::json(peak)},
+           {"max_in_flight", spec == kVendor ? nlohmann::json() : nlohmann::json(in_flight)},
            {"validated", validated}});
       save();
       if (!validated) MPI_Abort(MPI_COMM_WORLD, 2);

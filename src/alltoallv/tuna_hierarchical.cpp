@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <map>
 
 namespace a2av {
 namespace {
@@ -34,6 +35,23 @@ enum class Inter { coalesced, staggered };
 
 struct NodePosition {
   int q, nodes, node, local;
+};
+
+// A large block another rank sends this one after phase 2.
+struct DeferredBlock {
+  std::int64_t bytes;
+  bool takes;  // false: dropped (counts disagree, or this rank's node failed)
+};
+
+// The large blocks' messages, sent and received, under their share of the bound
+// (hierarchical_shares): a rank whose large blocks would take more than the share, sent and
+// received by its counts, defers its sends until after phase 2, as tuna does; their markers
+// say so.
+struct LargeBlocks {
+  explicit LargeBlocks(int share) : requests(nullptr, share) {}
+  Requests requests;
+  bool defer = false;
+  std::map<int, DeferredBlock> deferred;  // by source
 };
 
 // One rank's part in the exchange. On a rank whose arguments failed (failed_code, in band)
@@ -47,13 +65,14 @@ struct HierarchicalRank {
   PeerErrors* peers;  // set under in-band agreement
   int failed_code;
   std::int64_t direct_above;
-  Requests& direct;  // the large blocks' messages, sent and received
+  LargeBlocks& large;
 };
 
 // What the size exchange and the headers carry for a block: its bytes, or for a block that
-// travels directly the marker -(bytes + 1).
+// travels directly its marker (deferrable_marker: its bytes, and whether it comes after
+// phase 2).
 std::int64_t entry_of(const HierarchicalRank& r, std::int64_t bytes) {
-  return bytes > r.direct_above ? large_marker(bytes) : bytes;
+  return bytes > r.direct_above ? deferrable_marker({bytes, r.large.defer}) : bytes;
 }
 // What a block adds to the aggregated messages: nothing if it travels directly.
 std::int64_t aggregated(std::int64_t entry) {
@@ -158,27 +177,62 @@ int block_tag(int s) {
   return tags::kHierarchicalBlocks.cycle(s);
 }
 
-// Large blocks leave once this rank knows its node has no error, before phase 1.
+// Whether this rank's large blocks, sent and received, would take more than their share.
+bool defers_large(const HierarchicalRank& r, int share) {
+  std::int64_t requests = 0;
+  for (int peer = 0; peer < r.ctx.size; ++peer) {
+    if (peer == r.ctx.rank) continue;
+    if (r.recv.bytes[peer] > r.direct_above)
+      requests += r.large.requests.requests_for(r.recv.bytes[peer]);
+    if (!r.failed_code && r.send.bytes[peer] > r.direct_above)
+      requests += r.large.requests.requests_for(r.send.bytes[peer]);
+  }
+  return requests > share;
+}
+
+// Large blocks not deferred leave once this rank knows its node has no error, before phase 1.
 void send_large_blocks(const HierarchicalRank& r) {
-  for (int d = 1; d < r.ctx.size; ++d) {
+  for (int d = 1; d < r.ctx.size && !r.large.defer; ++d) {
     const int to = (r.ctx.rank + d) % r.ctx.size;
-    if (entry_of(r, r.send.bytes[to]) < 0)
-      r.direct.isend(r.send.at(to), r.send.bytes[to], to, tags::kHierarchicalLarge.tag(),
-                     r.ctx.comm);
+    if (r.send.bytes[to] > r.direct_above)
+      r.large.requests.isend(r.send.at(to), r.send.bytes[to], to, tags::kHierarchicalLarge.tag(),
+                             r.ctx.comm);
   }
 }
 
 // A block from `source` announced by `entry`: if it travels directly, received where the
-// counts agree, else noted and dropped (always dropped with `drop`: this rank's node failed).
+// counts agree, else noted and dropped (always dropped with `drop`: this rank's node failed);
+// a deferred one when its step after phase 2 comes.
 void take_large_block(const HierarchicalRank& r, int source, std::int64_t entry, bool drop) {
   if (entry >= 0) return;
-  const std::int64_t bytes = marked_bytes(entry);
-  if (source == r.ctx.rank) return (void)std::memcpy(r.recv.at(source), r.send.at(source), bytes);
-  if (!drop && bytes == r.recv.bytes[source])
-    return r.direct.irecv(r.recv.at(source), bytes, source, tags::kHierarchicalLarge.tag(),
-                          r.ctx.comm);
-  if (!drop) note_if_mismatch(r, source, bytes);
-  drop_pieces(bytes, source, tags::kHierarchicalLarge.tag(), r.ctx.comm);
+  const LargeBlock block = unmark(entry);
+  if (source == r.ctx.rank)
+    return (void)std::memcpy(r.recv.at(source), r.send.at(source), block.bytes);
+  const bool takes = !drop && block.bytes == r.recv.bytes[source];
+  if (!drop && !takes) note_if_mismatch(r, source, block.bytes);
+  if (block.deferred) return (void)(r.large.deferred[source] = {block.bytes, takes});
+  if (takes)
+    return r.large.requests.irecv(r.recv.at(source), block.bytes, source,
+                                  tags::kHierarchicalLarge.tag(), r.ctx.comm);
+  drop_pieces(block.bytes, source, tags::kHierarchicalLarge.tag(), r.ctx.comm);
+}
+
+// The deferred large blocks after phase 2, step d receiving from rank - d and sending to
+// rank + d: the order in which the bound slides without deadlock (core/p2p.hpp). A block this
+// rank does not take is dropped at its step, after the step's send is posted.
+void exchange_deferred_large(const HierarchicalRank& r, bool node_failed) {
+  if (!r.large.defer && r.large.deferred.empty()) return;
+  const int size = r.ctx.size, tag = tags::kHierarchicalLarge.tag();
+  for (int d = 1; d < size; ++d) {
+    const int to = (r.ctx.rank + d) % size, from = (r.ctx.rank - d + size) % size;
+    const bool sends = r.large.defer && !node_failed && r.send.bytes[to] > r.direct_above;
+    const auto incoming = r.large.deferred.find(from);
+    const bool comes = incoming != r.large.deferred.end();
+    const bool takes = comes && incoming->second.takes;
+    r.large.requests.exchange(r.recv.at(from), takes ? incoming->second.bytes : 0, from,
+                              r.send.at(to), sends ? r.send.bytes[to] : 0, to, tag, r.ctx.comm);
+    if (comes && !takes) drop_pieces(incoming->second.bytes, from, tag, r.ctx.comm);
+  }
 }
 
 // A phase 2 header: the sender node's error (code, rank), whether the entries of its Q
@@ -248,24 +302,6 @@ bool one_message(Inter kind, std::int64_t total) {
   return kind == Inter::coalesced && total <= max_piece();
 }
 
-// Blocks that do not go with the header go one message each, an empty one for an empty block,
-// so that a receiver whose count disagrees with the sender's finds out instead of waiting.
-void post_block_receive(std::byte* data, std::int64_t bytes, int from, int tag, MPI_Comm comm,
-                        Requests& requests) {
-  if (bytes > 0) return requests.irecv(data, bytes, from, tag, comm);
-  MPI_Request request;
-  check_mpi(MPI_Irecv(nullptr, 0, MPI_BYTE, from, tag, comm, &request), "MPI_Irecv");
-  requests.adopt(request, 0);
-}
-
-void post_block_send(const std::byte* data, std::int64_t bytes, int to, int tag, MPI_Comm comm,
-                     Requests& requests) {
-  if (bytes > 0) return requests.isend(data, bytes, to, tag, comm);
-  MPI_Request request;
-  check_mpi(MPI_Isend(nullptr, 0, MPI_BYTE, to, tag, comm, &request), "MPI_Isend");
-  requests.adopt(request, -1);
-}
-
 // What this rank expects in the aggregated messages from `from_node`'s sources.
 std::int64_t expected_bytes(const HierarchicalRank& r, const NodePosition& l, int from_node,
                             int s) {
@@ -280,25 +316,14 @@ struct Partner {
   int node = 0;
   bool together = false;
   PairHeader header;
-  Requests blocks;  // the receives posted_early
 };
 
-// Where a block's receive is posted before its sender's header comes: a staggered pair sends
-// every block alone, at least one message each (an empty one for an empty block), so a receive
-// expecting one message takes the first whatever the sender's size. A coalesced pair's blocks
-// may come with the front or alone, by the sender's total, so they wait for the header.
-bool posted_early(Inter kind, std::int64_t expected) {
-  return kind == Inter::staggered && expected <= max_piece();
-}
-
-// The receives from a partner posted before its header comes: the front (with the blocks,
-// where this rank expects them in one message) into `fronts`, and the blocks posted_early
-// into p.blocks. A coalesced front expected alone is not posted but probed when it comes
-// (receive_probed_front), since a sender whose counts disagree may have sent its blocks
-// with it. The other blocks wait for the header, which says what the sender sent
-// (finish_blocks).
-void post_receives(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p,
-                   Requests& fronts, std::vector<MPI_Datatype>& types) {
+// The front's receive from a partner, posted before it comes: with the blocks where this
+// rank expects them in one message. A coalesced front expected alone is not posted but probed
+// when it comes (receive_probed_front), since a sender whose counts disagree may have sent its
+// blocks with it.
+void post_front_receive(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p,
+                        Requests& fronts, std::vector<MPI_Datatype>& types) {
   const int from = p.node * l.q + l.local;
   auto bytes = [&](int s) { return expected_bytes(r, l, p.node, s); };
   auto at = [&](int s) { return r.recv.at(p.node * l.q + s); };
@@ -317,21 +342,28 @@ void post_receives(const HierarchicalRank& r, const NodePosition& l, Inter kind,
                       r.ctx.comm, &front),
             "MPI_Irecv");
   fronts.adopt(front, front_bytes(l, kind));
-  for (int s = 0; s < l.q; ++s)
-    if (posted_early(kind, bytes(s)))
-      post_block_receive(at(s), bytes(s), from, block_tag(s), r.ctx.comm, p.blocks);
 }
 
-// The sends to node `to_node`'s partner: the header, and my node's blocks for that node
-// unless it failed (`held` null).
-void post_sends(const HierarchicalRank& r, const NodePosition& l, const Held* held, int to_node,
-                Inter kind, const PairHeader& header, Requests& requests,
-                std::vector<MPI_Datatype>& types) {
-  const int to = to_node * l.q + l.local;
+// My node's blocks for `to_node` (none if it failed: `held` null), in bytes.
+std::int64_t total_for(const NodePosition& l, const Held* held, int to_node) {
   std::int64_t total = 0;
   for (int s = 0; s < l.q && held; ++s) total += held->bytes(s, to_node);
+  return total;
+}
+
+// Whether my blocks for `to_node` go with the front.
+bool send_together(const NodePosition& l, const Held* held, int to_node, Inter kind) {
+  return held && one_message(kind, total_for(l, held, to_node));
+}
+
+// The front to node `to_node`'s partner: the header, with my node's blocks for that node where
+// they fit one coalesced message, then a coalesced header's entries where they follow.
+void post_front_send(const HierarchicalRank& r, const NodePosition& l, const Held* held,
+                     int to_node, Inter kind, const PairHeader& header, Requests& requests,
+                     std::vector<MPI_Datatype>& types) {
+  const int to = to_node * l.q + l.local;
   MPI_Request request;
-  if (held && one_message(kind, total)) {
+  if (send_together(l, held, to_node, kind)) {
     const MPI_Datatype type = front_and_blocks(
         l, header, [&](int s) { return held->at(s, to_node); },
         [&](int s) { return held->bytes(s, to_node); }, types);
@@ -349,10 +381,6 @@ void post_sends(const HierarchicalRank& r, const NodePosition& l, const Held* he
               "MPI_Isend");
     requests.adopt(request, -1);
   }
-  if (!held || one_message(kind, total)) return;
-  for (int s = 0; s < l.q; ++s)
-    post_block_send(held->at(s, to_node), held->bytes(s, to_node), to, block_tag(s), r.ctx.comm,
-                    requests);
 }
 
 // My header for node `to_node`: entries follow a coalesced front where a block is large or
@@ -361,14 +389,13 @@ void fill_header(const NodePosition& l, const Held* held, const NodeError& mine,
                  PairHeader& out) {
   out.data()[PairHeader::kCode] = mine.code;
   out.data()[PairHeader::kRank] = mine.rank;
-  std::int64_t total = 0;
   bool large = false;
   for (int s = 0; s < l.q && held; ++s) {
     out.entry(s) = held->entry(s, to_node);
-    total += held->bytes(s, to_node);
     large |= out.entry(s) < 0;
   }
-  out.data()[PairHeader::kEntriesFollow] = held && (large || !one_message(Inter::coalesced, total));
+  out.data()[PairHeader::kEntriesFollow] =
+      held && (large || !one_message(Inter::coalesced, total_for(l, held, to_node)));
 }
 
 // A coalesced front without entries: the sender's blocks are small and came with it (the
@@ -390,15 +417,6 @@ void check_entries(const HierarchicalRank& r, const NodePosition& l, int from_no
     if (header.entry(s) >= 0 && header.entry(s) != expected_bytes(r, l, from_node, s))
       note_if_mismatch(r, source, header.entry(s));
   }
-}
-
-// The messages a block goes in outside a coalesced front: its pieces, or one empty message.
-std::int64_t messages_of(std::int64_t bytes) {
-  return std::max<std::int64_t>(1, pieces_of(bytes));
-}
-
-void drop_messages(std::int64_t count, int from, int tag, MPI_Comm comm) {
-  for (; count > 0; --count) drop_message(from, tag, comm);
 }
 
 // Whether the sender put its blocks in the front's message: it says so by sending no entries,
@@ -423,21 +441,6 @@ int receive_front(const HierarchicalRank& r, const NodePosition& l, int from, In
   return std::max(0, message.bytes() - front);
 }
 
-// What a rank whose node failed does with a partner's messages: receives its header (and
-// drops the blocks with it), then drops the blocks that follow on their own.
-void drain(const HierarchicalRank& r, const NodePosition& l, int from, Inter kind,
-           PairHeader& header) {
-  receive_front(r, l, from, kind, header);
-  if (header.code() || (kind == Inter::coalesced && !header.entries_follow())) return;
-  if (kind == Inter::coalesced)
-    check_mpi(MPI_Recv(header.entries(), word_bytes(l.q), MPI_BYTE, from,
-                       tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
-              "MPI_Recv");
-  if (sent_together(kind, header, l.q)) return;
-  for (int s = 0; s < l.q; ++s)
-    drop_messages(messages_of(aggregated(header.entry(s))), from, block_tag(s), r.ctx.comm);
-}
-
 // A coalesced front this rank expects alone (its counts say the blocks do not fit one
 // message), probed: if the sender's counts put its blocks with it, they are dropped and the
 // disagreement noted.
@@ -450,76 +453,84 @@ void receive_probed_front(const HierarchicalRank& r, const NodePosition& l, Part
                     from, p.node, blocks));
 }
 
-// After the header: the blocks that did not come with a front, by the sender's entries. A
-// block whose sizes agree came in its receive posted_early, or is received now; of one whose
-// sizes disagree (noted by check_entries), every message the sender sent is dropped but the
-// one a receive posted_early took. Blocks the sender put with its front went with it.
-void finish_blocks(const HierarchicalRank& r, const NodePosition& l, Inter kind, Partner& p) {
-  p.blocks.wait_all(r.mismatch);
-  if (sent_together(kind, p.header, l.q)) return;
+// Completes a partner's header once its front has come: a rank whose node failed receives it
+// whatever it holds; a coalesced header's entries come in a message of their own, or from this
+// rank's counts where the blocks came with the front.
+void complete_header(const HierarchicalRank& r, const NodePosition& l, Inter kind, bool failed,
+                     Partner& p) {
   const int from = p.node * l.q + l.local;
-  Requests late;
-  for (int s = 0; s < l.q; ++s) {
-    const std::int64_t sent = aggregated(p.header.entry(s));
-    const std::int64_t expected = expected_bytes(r, l, p.node, s);
-    const bool posted = posted_early(kind, expected);
-    if (!p.together && sent == expected) {
-      if (!posted)  // an empty block too is one message
-        post_block_receive(r.recv.at(p.node * l.q + s), expected, from, block_tag(s), r.ctx.comm,
-                           late);
-      continue;
-    }
-    drop_messages(messages_of(sent) - (posted ? 1 : 0), from, block_tag(s), r.ctx.comm);
-  }
-  late.wait_all(r.mismatch);
+  if (failed) receive_front(r, l, from, kind, p.header);
+  if (!failed && kind == Inter::coalesced && !p.together) receive_probed_front(r, l, p);
+  if (p.header.code() || kind == Inter::staggered) return;
+  if (p.header.entries_follow())
+    check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from,
+                       tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+  else if (!failed)
+    entries_from_counts(r, l, p.node, p.header);
 }
 
-// Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i.
+// The blocks that do not go with a front, once every header of the batch is known: step
+// (i, s) receives block s from node - i and sends block s to node + i, the order in which
+// the bound slides without deadlock (core/p2p.hpp). Each goes as its pieces (none when empty),
+// which the receiver knows from the sender's entries; a block whose sizes disagree (noted by
+// check_entries), or any block reaching a rank whose node failed, is dropped at its step.
+void exchange_blocks(const HierarchicalRank& r, const NodePosition& l, const Held* held, Inter kind,
+                     int first, std::deque<Partner>& partners, int window) {
+  Requests blocks(nullptr, window);
+  for (int i = first; i < first + static_cast<int>(partners.size()); ++i) {
+    const Partner& p = partners[i - first];
+    const int from = p.node * l.q + l.local, to_node = (l.node + i) % l.nodes;
+    const int to = to_node * l.q + l.local;
+    const bool comes = !p.header.code() && !sent_together(kind, p.header, l.q);
+    const bool sends = held && !send_together(l, held, to_node, kind);
+    for (int s = 0; s < l.q && (comes || sends); ++s) {
+      const std::int64_t sent = comes ? aggregated(p.header.entry(s)) : 0;
+      const bool takes = comes && held && !p.together && sent == expected_bytes(r, l, p.node, s);
+      blocks.exchange(r.recv.at(p.node * l.q + s), takes ? sent : 0, from,
+                      sends ? held->at(s, to_node) : nullptr, sends ? held->bytes(s, to_node) : 0,
+                      to, block_tag(s), r.ctx.comm);
+      if (comes && !takes) drop_pieces(sent, from, block_tag(s), r.ctx.comm);
+    }
+  }
+  blocks.wait_all(r.mismatch);
+}
+
+// Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i. The
+// fronts first, then the blocks that go alone, then the large blocks the headers announced.
 void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held* held,
-                    const NodeError& mine, Inter kind, int first, int last) {
+                    const NodeError& mine, Inter kind, int first, int last, int window) {
   std::deque<Partner> partners;
   std::deque<PairHeader> headers_out;
   Requests fronts;
   Requests sends;
   std::vector<MPI_Datatype> types;
   for (int i = first; i < last; ++i) {
-    const int from_node = (l.node - i + l.nodes) % l.nodes, to_node = (l.node + i) % l.nodes;
     Partner& p = partners.emplace_back(l.q);
-    p.node = from_node;
-    if (!mine.code) post_receives(r, l, kind, p, fronts, types);
+    p.node = (l.node - i + l.nodes) % l.nodes;
+    if (!mine.code) post_front_receive(r, l, kind, p, fronts, types);
+    const int to_node = (l.node + i) % l.nodes;
     PairHeader& out = headers_out.emplace_back(l.q);
     fill_header(l, held, mine, to_node, out);
-    post_sends(r, l, held, to_node, kind, out, sends, types);
+    post_front_send(r, l, held, to_node, kind, out, sends, types);
   }
   fronts.wait_all(r.mismatch);
   for (Partner& p : partners) {
-    const int from = p.node * l.q + l.local;
-    if (mine.code) drain(r, l, from, kind, p.header);
-    if (!mine.code && kind == Inter::coalesced && !p.together) receive_probed_front(r, l, p);
-    if (p.header.code()) {  // that node failed and sends no blocks
+    complete_header(r, l, kind, mine.code != 0, p);
+    if (p.header.code())  // that node failed and sends no blocks
       r.peers->learn(static_cast<int>(p.header.rank()), static_cast<int>(p.header.code()));
-      p.blocks.cancel_all();
-      continue;
-    }
-    if (!mine.code && kind == Inter::coalesced) {
-      if (!p.header.entries_follow())
-        entries_from_counts(r, l, p.node, p.header);
-      else
-        check_mpi(MPI_Recv(p.header.entries(), word_bytes(l.q), MPI_BYTE, from,
-                           tags::kHierarchicalEntries.tag(), r.ctx.comm, MPI_STATUS_IGNORE),
-                  "MPI_Recv");
-    }
-    if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
+    else if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
       check_entries(r, l, p.node, p.header);
-    if (!mine.code) finish_blocks(r, l, kind, p);
-    for (int s = 0; s < l.q; ++s)
-      take_large_block(r, p.node * l.q + s, p.header.entry(s), mine.code != 0);
   }
+  exchange_blocks(r, l, held, kind, first, partners, window);
+  for (const Partner& p : partners)
+    for (int s = 0; s < l.q && !p.header.code(); ++s)
+      take_large_block(r, p.node * l.q + s, p.header.entry(s), mine.code != 0);
   sends.wait_all(r.mismatch);
   for (MPI_Datatype& type : types) MPI_Type_free(&type);
 }
-
-void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inter kind, int q) {
+void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inter kind, int q,
+                      const HierarchicalShares& shares) {
   const NodePosition l{q, r.ctx.size / q, r.ctx.rank / q, r.ctx.rank % q};
   const MPI_Comm node = node_comm(r.ctx, q);
   CommContext node_ctx;
@@ -528,16 +539,19 @@ void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inte
   node_ctx.size = node_ctx.node_size = q;
   node_ctx.uniform_nodes = true;
 
+  r.large.defer = defers_large(r, shares.large);
   const NodeFacts facts = exchange_sizes(r, l, node);
   if (facts.error.code)
     r.peers->learn(static_cast<int>(facts.error.rank), static_cast<int>(facts.error.code));
   else
     send_large_blocks(r);
 
-  // Phase 1: TuNA inside the node on aggregated blocks, unless the node failed.
+  // Phase 1: TuNA inside the node on aggregated blocks, unless the node failed, beside the
+  // large blocks' share of the bound.
   TempBuffer send_copy(r.memory, 0), received(r.memory, 0);
   ByteBlocks gathered;
   if (!facts.error.code) {
+    const InFlightScope phase1_share(shares.phase1);
     const ByteBlocks aggregated = aggregate(r, l, send_copy);
     gathered = phase1_receive(facts.sizes, l, received);
     tuna_exchange(node_ctx, {aggregated, gathered}, TunaOptions{tuna_shape(params, q)}, r.memory,
@@ -558,26 +572,31 @@ void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inte
       std::memcpy(r.recv.at(source), held.at(s, l.node), r.recv.bytes[source]);
   }
 
-  // Phase 2: across nodes, in batches of block_count node pairs.
-  const int batch = static_cast<int>(std::max<std::int64_t>(1, params[kNodesPerBatch]));
-  for (int first = 1; first < l.nodes; first += batch)
+  // Phase 2: across nodes, in batches of node pairs.
+  for (int first = 1; first < l.nodes; first += shares.batch)
     exchange_batch(r, l, facts.error.code ? nullptr : &held, facts.error, kind, first,
-                   std::min(l.nodes, first + batch));
-  r.direct.wait_all(r.mismatch);
+                   std::min(l.nodes, first + shares.batch), shares.blocks);
+  exchange_deferred_large(r, facts.error.code != 0);
+  r.large.requests.wait_all(r.mismatch);
 }
 
 int node_size_of(const CommContext& ctx, const ParamValues& params) {
   return hierarchical_node_size(params[kRanksPerNode], ctx.size, ctx.node_size, ctx.uniform_nodes);
 }
 
+HierarchicalShares shares_of(const ParamValues& params) {
+  return hierarchical_shares(InFlight::limit(), static_cast<int>(params[kNodesPerBatch]));
+}
+
 void run_either(const AlgorithmCall& ex, const ParamValues& params, Inter kind) {
   const int q = node_size_of(ex.ctx, params);
   if (q == 0 || q == ex.ctx.size) return run_tuna(ex, params);  // one node: flat TuNA
   PeerErrors agreed;  // errors agreed before: nothing to learn here
-  Requests direct;
+  const HierarchicalShares shares = shares_of(params);
+  LargeBlocks large(shares.large);
   run_hierarchical({ex.ctx, ex.send, ex.recv, ex.memory, ex.mismatch,
-                    ex.in_band ? ex.in_band : &agreed, 0, params[kDirectAbove], direct},
-                   params, kind, q);
+                    ex.in_band ? ex.in_band : &agreed, 0, params[kDirectAbove], large},
+                   params, kind, q, shares);
 }
 
 // A rank that rejected its arguments: phase 0 tells its node, which then sends headers only.
@@ -590,9 +609,10 @@ void announce(const CommContext& ctx, const ParamValues& params, int code, PeerE
   none.offset.assign(ctx.size, 0);
   MemoryTracker memory;
   Mismatch ignored;  // a failed rank reports its own error, not its peers' counts
-  Requests direct;
-  run_hierarchical({ctx, none, none, memory, ignored, &peers, code, params[kDirectAbove], direct},
-                   params, kind, q);
+  const HierarchicalShares shares = shares_of(params);
+  LargeBlocks large(shares.large);
+  run_hierarchical({ctx, none, none, memory, ignored, &peers, code, params[kDirectAbove], large},
+                   params, kind, q, shares);
 }
 
 // The spec as it runs: a hierarchical spec whose nodes do not fit runs flat tuna.
@@ -681,6 +701,7 @@ AlgorithmDescriptor hierarchical(std::string_view name, std::string_view summary
       .resolve = resolve_tuna_hierarchical,
       .candidates = shape == ModelShape::tuna_coalesced ? add_coalesced : add_staggered,
       .test_specs = hierarchical_test_specs(name),
+      .bounds_in_flight = true,
   };
 }
 

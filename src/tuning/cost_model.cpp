@@ -246,11 +246,15 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 
 // Phase 1: TuNA inside every node on aggregated blocks (local rank g sends local rank h
 // all its blocks for ranks {k*Q + h}); blocks above direct_above leave as messages of their
-// own alongside it. Phase 2: node pairs in batches of block_count, a coalesced pair's
-// header front (3 words) and small blocks in one message (its Q sizes in another where a
-// block is large), a staggered pair's header (Q + 3 words) and Q messages, even when empty.
-void hierarchical_phases(Timeline& t, const ParamValues& p, int q, bool coalesced) {
+// own alongside it. Phase 2: node pairs in batches of block_count (fewer under the bound:
+// hierarchical_shares), a coalesced pair's header front (3 words) and small blocks in one
+// message (its Q sizes in another where a block is large), a staggered pair's header (Q + 3
+// words), then, once the batch's headers have come, its nonempty blocks one message each.
+void hierarchical_phases(Timeline& t, const Spec& spec, int q, bool coalesced) {
+  const ParamValues& p = spec.params;
   const int nodes = t.size() / q;
+  const HierarchicalShares shares =
+      hierarchical_shares(in_flight_limit(spec), static_cast<int>(p[kNodesPerBatch]));
   const Workload& w = t.workload();
   const auto direct_above = static_cast<double>(p[kDirectAbove]);
   auto small = [&](int from, int to) {
@@ -273,28 +277,40 @@ void hierarchical_phases(Timeline& t, const ParamValues& p, int q, bool coalesce
         if (large(me, d)) t.send(me, mod(me + d, t.size()), w.block(me, mod(me + d, t.size())));
     t.end_phase();
   }
-  if (q > 1) tuna_phases(t, q, tuna_shape(p, q), aggregated);
-  const int batch = static_cast<int>(std::max<std::int64_t>(1, p[kNodesPerBatch]));
+  if (q > 1) {
+    TunaShape phase1 = tuna_shape(p, q);
+    phase1.batch = tuna_rounds_in_flight(phase1.batch, shares.phase1);
+    tuna_phases(t, q, phase1, aggregated);
+  }
+  const int batch = shares.batch;
+  auto partner = [&](int me, int i) { return mod(me / q + i, nodes) * q + me % q; };
   for (int first = 1; first < nodes; first += batch) {
+    const int last = std::min(nodes, first + batch);
     t.begin_phase();
     for (int me = 0; me < t.followed(); ++me)
-      for (int i = first; i < std::min(nodes, first + batch); ++i) {
-        const int to = mod(me / q + i, nodes) * q + me % q;
-        if (!coalesced) t.send(me, to, 8.0 * (q + 3));  // the header
+      for (int i = first; i < last; ++i) {
+        const int to = partner(me, i);
         double total = 0;
         bool large = false;
         for (int s = 0; s < q; ++s) {
           const int source = me / q * q + s;
           large |= w.block(source, to) > direct_above;
-          if (coalesced)
-            total += small(source, to);
-          else
-            t.send(me, to, small(source, to), true);
+          total += small(source, to);
         }
-        if (!coalesced) continue;
+        if (!coalesced) {
+          t.send(me, to, 8.0 * (q + 3));  // the header
+          continue;
+        }
         t.send(me, to, 24.0 + total);        // the header's front and the blocks
         if (large) t.send(me, to, 8.0 * q);  // the sizes, news where a block is large
       }
+    t.end_phase();
+    if (coalesced) continue;
+    t.begin_phase();
+    for (int me = 0; me < t.followed(); ++me)
+      for (int i = first; i < last; ++i)
+        for (int s = 0; s < q; ++s)
+          t.send(me, partner(me, i), small(me / q * q + s, partner(me, i)));
     t.end_phase();
   }
 }
@@ -458,9 +474,9 @@ Prediction predict(const Spec& spec, const Workload& w, const Machine& m) {
     case ModelShape::tuna_staggered: {
       const int group = hierarchical_node_size(p[kRanksPerNode], n, q, true);
       if (group == 0 || group == n)
-        tuna_phases(t, n, tuna_shape(p, n), [&](int s, int d) { return w.block(s, d); });
+        tuna_phases(t, n, bounded_tuna_shape(spec, n), [&](int s, int d) { return w.block(s, d); });
       else
-        hierarchical_phases(t, p, group, shape == ModelShape::tuna_coalesced);
+        hierarchical_phases(t, spec, group, shape == ModelShape::tuna_coalesced);
       break;
     }
   }

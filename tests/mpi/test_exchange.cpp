@@ -66,6 +66,27 @@ TEST(NodeAware, KeepsTheBoundOnRequestsInFlight) {
       << rounds << " (ran " << A2AV_Last_algorithm() << ")";
 }
 
+// Hierarchical TuNA keeps the bound too: under the least one (in_flight=8), at every node size
+// that divides the launch, with blocks alternating between large (2000 bytes, above
+// direct_above) and small, ranks defer their large blocks until after phase 2, and a staggered
+// pair's 2(Q + 1) messages slide through the blocks' window (before: 12-16 at 8 and 9 ranks).
+TEST(TunaHierarchical, KeepsTheBoundOnRequestsInFlight) {
+  const int size = size_of(world());
+  Matrix alternating(size, std::vector<std::int64_t>(size));
+  for (int i = 0; i < size; ++i)
+    for (int j = 0; j < size; ++j) alternating[i][j] = (i + j) % 2 ? 2000 : 16;
+  for (int q = 1; q < size; ++q) {
+    if (size % q) continue;
+    for (const std::string kind : {"tuna_coalesced", "tuna_staggered"}) {
+      const std::string spec =
+          kind + ":ranks_per_node=" + std::to_string(q) + ",direct_above=1500,in_flight=8";
+      expect_same_as_vendor(spec, alternating, world(), 13, 1);
+      EXPECT_EQ(std::string(A2AV_Last_algorithm()).rfind(kind, 0), 0u) << spec;
+      EXPECT_LE(A2AV_Last_in_flight(), 8) << spec << " on rank " << rank_of(world());
+    }
+  }
+}
+
 class UniformSizes : public testing::TestWithParam<std::int64_t> {};
 
 TEST_P(UniformSizes, AllAlgorithmsMatchVendor) {

@@ -38,6 +38,7 @@ SCHEMA = {
     "ratio": (float,),
     "peak_temp_bytes": (int, None),
     "bound_bytes": (int, None),
+    "max_in_flight": (int, None),
     "validated": (bool,),
 }
 BASELINE = "MPI_Alltoallv"
@@ -72,8 +73,9 @@ def record_problems(r):
     if not r["baseline"]:
         problems.append("baseline false, yet these tests run MPI_Alltoallv")
     unaccounted = baseline or bound
-    if unaccounted != (r["peak_temp_bytes"] is None) or unaccounted != (r["bound_bytes"] is None):
-        problems.append("peak and bound must be null exactly for the baseline and memcpy_bound")
+    if any(unaccounted != (r[k] is None) for k in ("peak_temp_bytes", "bound_bytes", "max_in_flight")):
+        problems.append("peak, bound and max_in_flight must be null exactly for the baseline "
+                        "and memcpy_bound")
     elif not unaccounted and not 0 <= r["peak_temp_bytes"] <= r["bound_bytes"]:
         problems.append(f"peak {r['peak_temp_bytes']} above bound {r['bound_bytes']}")
     if r["max_block_bytes"] % r["datatype_bytes"]:

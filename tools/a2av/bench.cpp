@@ -78,6 +78,7 @@ Row summarize(const Entry& e, double baseline_median, std::int64_t bytes, const 
   if (e.a2av()) {  // a2av's accounting does not see inside the MPI library
     row.peak_bytes = e.peak_bytes;
     row.bound_bytes = e.bound_bytes;
+    row.max_in_flight = e.max_in_flight;
   }
   return row;
 }

@@ -20,9 +20,10 @@ struct Row {
   std::int64_t size = 0;             // the sweep point's message size S, bytes
   std::int64_t max_block_bytes = 0;  // largest block actually sent, whole elements
   double median_s = 0, min_s = 0, max_s = 0;
-  double ratio = 0;                         // median over the MPI_Alltoallv median
-  std::optional<std::int64_t> peak_bytes;   // max over ranks; a2av algorithms only
-  std::optional<std::int64_t> bound_bytes;  // a2av::temp_memory_bound; a2av algorithms only
+  double ratio = 0;                           // median over the MPI_Alltoallv median
+  std::optional<std::int64_t> peak_bytes;     // max over ranks; a2av algorithms only
+  std::optional<std::int64_t> bound_bytes;    // a2av::temp_memory_bound; a2av algorithms only
+  std::optional<std::int64_t> max_in_flight;  // A2AV_Last_in_flight, max over ranks; a2av only
   bool validated = false;
 };
 

@@ -8,7 +8,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-Json optional_bytes(const std::optional<std::int64_t>& value) {
+Json optional_int(const std::optional<std::int64_t>& value) {
   return value ? Json(*value) : Json();
 }
 
@@ -32,8 +32,9 @@ Json record(const Report& r, const Row& row) {
           {"min_s", row.min_s},
           {"max_s", row.max_s},
           {"ratio", row.ratio},
-          {"peak_temp_bytes", optional_bytes(row.peak_bytes)},
-          {"bound_bytes", optional_bytes(row.bound_bytes)},
+          {"peak_temp_bytes", optional_int(row.peak_bytes)},
+          {"bound_bytes", optional_int(row.bound_bytes)},
+          {"max_in_flight", optional_int(row.max_in_flight)},
           {"validated", row.validated}};
 }
 

@@ -61,13 +61,15 @@ void probe(Entry& entry, Buffers& buffers, bool check, bool against_reference, s
   agree(failure, entry.requested, bytes, world);
 
   entry.algorithm = A2AV_Last_algorithm();
-  std::int64_t measured[2] = {
+  std::int64_t measured[3] = {
       A2AV_Last_peak_bytes(),
       a2av::temp_memory_bound(entry.algorithm, world.size, world.ranks_per_node,
-                              buffers.max_block_bytes(), buffers.send_total_bytes())};
-  MPI_Allreduce(MPI_IN_PLACE, measured, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+                              buffers.max_block_bytes(), buffers.send_total_bytes()),
+      A2AV_Last_in_flight()};
+  MPI_Allreduce(MPI_IN_PLACE, measured, 3, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   entry.peak_bytes = measured[0];
   entry.bound_bytes = measured[1];
+  entry.max_in_flight = measured[2];
 }
 
 }  // namespace a2av::bench
