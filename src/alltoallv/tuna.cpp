@@ -89,8 +89,15 @@ class TunaRun {
   }
 
  private:
-  // The bound on requests in flight shared out (tuna_schedule.hpp). A forwarded message's
-  // pieces, past A2AV_MAX_MESSAGE, go together: waiting on them inside a batch could deadlock.
+  // A round's forwarded messages, sent and received.
+  struct Staging {
+    TempBuffer send;
+    TempBuffer recv;
+    std::int64_t sent = 0;      // the forwarded message's bytes, this rank's
+    std::int64_t received = 0;  // and the one received
+  };
+
+  // The bound on requests in flight shared out (tuna_schedule.hpp).
   static int large_budget() { return tuna_large_budget(InFlight::limit()); }
   static int rounds_in_flight(int batch) { return tuna_rounds_in_flight(batch, InFlight::limit()); }
 
@@ -239,28 +246,59 @@ class TunaRun {
     }
   }
 
+  // A batch of rounds: their direct blocks and the first piece of each forwarded message
+  // posted at once, then the first pieces received (a probe each: only the sender knows the
+  // message's length), then the pieces past the first (forwarded messages longer than
+  // A2AV_MAX_MESSAGE), which a receiver can post only once it knows the length.
   void run_batch(const std::vector<TunaRound>& rounds, std::size_t first, std::size_t last) {
     const std::size_t count = last - first;
     if (staging_.size() < count) staging_.resize(count);
-    Requests requests;  // forwarded messages: every piece tagged kTunaForwarded
+    Requests first_pieces;  // tagged kTunaForwarded, as every piece of a forwarded message
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
       const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
       post_direct(to, from);
       if (round.forwarded.empty()) continue;
-      if (!staging_[i].send.capacity()) staging_[i].send.attach(memory_);
-      pack(round, staging_[i].send);
-      requests.isend(staging_[i].send.data(), packed_bytes_, to, tags::kTunaForwarded.tag(),
-                     group_.comm);
+      Staging& staging = staging_[i];
+      if (!staging.send.capacity()) staging.send.attach(memory_);
+      pack(round, staging.send);
+      staging.sent = packed_bytes_;
+      first_pieces.isend(staging.send.data(), std::min(packed_bytes_, max_piece()), to,
+                         tags::kTunaForwarded.tag(), group_.comm);
     }
     for (std::size_t i = 0; i < count; ++i) {
       const TunaRound& round = rounds[first + i];
       if (options_.failed_code)
         drain_block(mod(group_.rank - round.distance), group_.comm, *options_.peers);
-      if (!round.forwarded.empty()) receive_forwarded(round, staging_[i].recv);
+      if (!round.forwarded.empty()) receive_first_piece(round, staging_[i]);
     }
     direct_.wait_all(mismatch_);
-    requests.wait_all(mismatch_);
+    first_pieces.wait_all(mismatch_);
+    exchange_later_pieces(rounds, first, count);
+    for (std::size_t i = 0; i < count; ++i)
+      if (!rounds[first + i].forwarded.empty())
+        unpack(rounds[first + i], staging_[i].recv.data(), staging_[i].received);
+  }
+
+  // The forwarded messages' pieces past the first, step by step in the batch's order of
+  // rounds (the receive from rank - distance, the send to rank + distance, their pieces
+  // alternating), the order in which the bound slides without deadlock (core/p2p.hpp). Only
+  // the large blocks' requests are in flight beside them.
+  void exchange_later_pieces(const std::vector<TunaRound>& rounds, std::size_t first,
+                             std::size_t count) {
+    Requests later(nullptr, InFlight::limit() - large_budget());
+    const std::int64_t piece = max_piece();
+    for (std::size_t i = 0; i < count; ++i) {
+      const TunaRound& round = rounds[first + i];
+      Staging& staging = staging_[i];
+      if (round.forwarded.empty() || (staging.sent <= piece && staging.received <= piece)) continue;
+      later.exchange(staging.recv.data() + piece,
+                     std::max<std::int64_t>(0, staging.received - piece),
+                     mod(group_.rank - round.distance), staging.send.data() + piece,
+                     std::max<std::int64_t>(0, staging.sent - piece),
+                     mod(group_.rank + round.distance), tags::kTunaForwarded.tag(), group_.comm);
+    }
+    later.wait_all(mismatch_);
   }
 
   // The round's direct block: from the send buffer straight into the receive buffer. A
@@ -271,33 +309,27 @@ class TunaRun {
                      tags::kDirectBlock.tag(), group_.comm);
   }
 
-  // The forwarded blocks' message has a size only the sender knew: probe, then receive.
-  void receive_forwarded(const TunaRound& round, TempBuffer& buffer) {
+  // The first piece of a round's forwarded message, probed: it carries the message's length
+  // (kTotal), for which the staging buffer is sized, and the later pieces follow it there.
+  void receive_first_piece(const TunaRound& round, Staging& staging) {
     const int from = mod(group_.rank - round.distance);
     ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), group_.comm);
     const int first = message.bytes();
+    TempBuffer& buffer = staging.recv;
     if (!buffer.capacity()) buffer.attach(memory_);
     buffer.grow(std::max<std::int64_t>(first, sizeof(HeaderWord)));
     message.receive(buffer.data());
     HeaderWord total = 0;
     if (first >= static_cast<int>(sizeof(HeaderWord)))
       std::memcpy(&total, buffer.data(), sizeof total);
-    if (total > first) {  // the rest of a message longer than one piece
-      TempBuffer whole(memory_, total);
-      std::memcpy(whole.data(), buffer.data(), first);
-      Requests rest;
-      rest.irecv(whole.data() + first, total - first, from, tags::kTunaForwarded.tag(),
-                 group_.comm);
-      rest.wait_all(mismatch_);
-      buffer = std::move(whole);
-    }
-    unpack(round, buffer.data(), std::max<std::int64_t>(total, first));
+    staging.received = std::max<std::int64_t>(total, first);
+    if (staging.received == first) return;
+    if (first != max_piece())
+      fail(A2AV_ERR_MPI, "tuna: a forwarded message's first piece has {} bytes", first);
+    TempBuffer whole(memory_, staging.received);
+    std::memcpy(whole.data(), buffer.data(), first);
+    buffer = std::move(whole);
   }
-
-  struct Staging {
-    TempBuffer send;
-    TempBuffer recv;
-  };
 
   const CommContext& group_;
   const ByteBlocks& send_;

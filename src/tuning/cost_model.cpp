@@ -249,7 +249,8 @@ void tuna_phases(Timeline& t, int group, const TunaShape& o, Block block) {
 // own alongside it. Phase 2: node pairs in batches of block_count (fewer under the bound:
 // hierarchical_shares), a coalesced pair's header front (3 words) and small blocks in one
 // message (its Q sizes in another where a block is large), a staggered pair's header (Q + 3
-// words), then, once the batch's headers have come, its nonempty blocks one message each.
+// words), then, once the batch's headers have come, its nonempty blocks one message each,
+// through their window.
 void hierarchical_phases(Timeline& t, const Spec& spec, int q, bool coalesced) {
   const ParamValues& p = spec.params;
   const int nodes = t.size() / q;
@@ -306,12 +307,18 @@ void hierarchical_phases(Timeline& t, const Spec& spec, int q, bool coalesced) {
       }
     t.end_phase();
     if (coalesced) continue;
-    t.begin_phase();
-    for (int me = 0; me < t.followed(); ++me)
-      for (int i = first; i < last; ++i)
-        for (int s = 0; s < q; ++s)
-          t.send(me, partner(me, i), small(me / q * q + s, partner(me, i)));
-    t.end_phase();
+    // The blocks slide through their window, a send and a receive per step: phases of half
+    // the window's steps.
+    const int steps = (last - first) * q, window = std::max(1, shares.blocks / 2);
+    for (int step = 0; step < steps; step += window) {
+      t.begin_phase();
+      for (int me = 0; me < t.followed(); ++me)
+        for (int k = step; k < std::min(steps, step + window); ++k) {
+          const int to = partner(me, first + k / q);
+          t.send(me, to, small(me / q * q + k % q, to));
+        }
+      t.end_phase();
+    }
   }
 }
 
