@@ -471,33 +471,33 @@ void complete_header(const HierarchicalRank& r, const NodePosition& l, Inter kin
 }
 
 // The blocks that do not go with a front, once every header of the batch is known: step
-// (i, s) receives block s from node - i and sends block s to node + i, the order in which
-// the bound slides without deadlock (core/p2p.hpp). Each goes as its pieces (none when empty),
-// which the receiver knows from the sender's entries; a block whose sizes disagree (noted by
-// check_entries), or any block reaching a rank whose node failed, is dropped at its step.
+// (s, i) receives block s from node - i and sends block s to node + i, the order in which the
+// bound slides without deadlock (core/p2p.hpp); block by block, so that the window spreads
+// over the batch's partners. Each goes as its pieces (none when empty), which the receiver
+// knows from the sender's entries; a block whose sizes disagree (noted by check_entries), or
+// any block reaching a rank whose node failed, is dropped at its step.
 void exchange_blocks(const HierarchicalRank& r, const NodePosition& l, const Held* held, Inter kind,
                      int first, std::deque<Partner>& partners, int window) {
   Requests blocks(nullptr, window);
-  for (int i = first; i < first + static_cast<int>(partners.size()); ++i) {
-    const Partner& p = partners[i - first];
-    const int from = p.node * l.q + l.local, to_node = (l.node + i) % l.nodes;
-    const int to = to_node * l.q + l.local;
-    const bool comes = !p.header.code() && !sent_together(kind, p.header, l.q);
-    const bool sends = held && !send_together(l, held, to_node, kind);
-    for (int s = 0; s < l.q && (comes || sends); ++s) {
+  for (int s = 0; s < l.q; ++s)
+    for (int i = first; i < first + static_cast<int>(partners.size()); ++i) {
+      const Partner& p = partners[i - first];
+      const int from = p.node * l.q + l.local, to_node = (l.node + i) % l.nodes;
+      const bool comes = !p.header.code() && !sent_together(kind, p.header, l.q);
+      const bool sends = held && !send_together(l, held, to_node, kind);
       const std::int64_t sent = comes ? aggregated(p.header.entry(s)) : 0;
       const bool takes = comes && held && !p.together && sent == expected_bytes(r, l, p.node, s);
       blocks.exchange(r.recv.at(p.node * l.q + s), takes ? sent : 0, from,
                       sends ? held->at(s, to_node) : nullptr, sends ? held->bytes(s, to_node) : 0,
-                      to, block_tag(s), r.ctx.comm);
+                      to_node * l.q + l.local, block_tag(s), r.ctx.comm);
       if (comes && !takes) drop_pieces(sent, from, block_tag(s), r.ctx.comm);
     }
-  }
   blocks.wait_all(r.mismatch);
 }
 
 // Phase 2 with the partners of one batch of remote nodes: to node + i, from node - i. The
-// fronts first, then the blocks that go alone, then the large blocks the headers announced.
+// fronts first, every one complete before the blocks that go alone take the window, then the
+// large blocks the headers announced.
 void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held* held,
                     const NodeError& mine, Inter kind, int first, int last, int window) {
   std::deque<Partner> partners;
@@ -522,11 +522,11 @@ void exchange_batch(const HierarchicalRank& r, const NodePosition& l, const Held
     else if (!mine.code && (kind == Inter::staggered || p.header.entries_follow()))
       check_entries(r, l, p.node, p.header);
   }
+  sends.wait_all(r.mismatch);  // every partner has taken its front: the window is the blocks'
   exchange_blocks(r, l, held, kind, first, partners, window);
   for (const Partner& p : partners)
     for (int s = 0; s < l.q && !p.header.code(); ++s)
       take_large_block(r, p.node * l.q + s, p.header.entry(s), mine.code != 0);
-  sends.wait_all(r.mismatch);
   for (MPI_Datatype& type : types) MPI_Type_free(&type);
 }
 void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inter kind, int q,
@@ -551,7 +551,7 @@ void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inte
   TempBuffer send_copy(r.memory, 0), received(r.memory, 0);
   ByteBlocks gathered;
   if (!facts.error.code) {
-    const InFlightScope phase1_share(shares.phase1);
+    const InFlightScope phase1_share(shares.rest);
     const ByteBlocks aggregated = aggregate(r, l, send_copy);
     gathered = phase1_receive(facts.sizes, l, received);
     tuna_exchange(node_ctx, {aggregated, gathered}, TunaOptions{tuna_shape(params, q)}, r.memory,
@@ -575,7 +575,7 @@ void run_hierarchical(const HierarchicalRank& r, const ParamValues& params, Inte
   // Phase 2: across nodes, in batches of node pairs.
   for (int first = 1; first < l.nodes; first += shares.batch)
     exchange_batch(r, l, facts.error.code ? nullptr : &held, facts.error, kind, first,
-                   std::min(l.nodes, first + shares.batch), shares.blocks);
+                   std::min(l.nodes, first + shares.batch), shares.rest);
   exchange_deferred_large(r, facts.error.code != 0);
   r.large.requests.wait_all(r.mismatch);
 }

@@ -83,21 +83,18 @@ constexpr int tuna_rounds_in_flight(int batch, int limit) {
 
 // Hierarchical TuNA's shares of the same bound: tuna's quarter for the large blocks, which
 // wait until after phase 2 where they would not fit; the rest for phase 1's TuNA (which runs
-// beside them) and, in phase 2, for the node pairs of a batch, three requests each (the
-// front's receive, the front and its entries sent), beside a window for the blocks that go
-// alone: half of the rest, two at least.
+// beside them) and, in phase 2, first for the node pairs of a batch, three requests each (the
+// front's receive, the front and its entries sent), then, once those are done, for the
+// window of the blocks that go alone.
 struct HierarchicalShares {
-  int large, phase1, batch, blocks;
+  int large, rest, batch;
 };
 constexpr HierarchicalShares hierarchical_shares(int limit, int block_count) {
   const int large = tuna_large_budget(limit), rest = limit - large;
-  const int blocks = rest / 2 > 2 ? rest / 2 : 2;
-  const int fit = (rest - blocks) / 3 > 1 ? (rest - blocks) / 3 : 1;
-  return {large, rest, block_count < fit ? (block_count > 1 ? block_count : 1) : fit, blocks};
+  const int fit = rest / 3 > 1 ? rest / 3 : 1;
+  return {large, rest, block_count < fit ? (block_count > 1 ? block_count : 1) : fit};
 }
-static_assert(hierarchical_shares(8, 8).large + 3 * hierarchical_shares(8, 8).batch +
-                  hierarchical_shares(8, 8).blocks <=
-              8);
+static_assert(hierarchical_shares(8, 8).large + 3 * hierarchical_shares(8, 8).batch <= 8);
 
 // Bytes of a forwarded message's header for `blocks` forwarded blocks: its length, the
 // sender's knowledge of failed ranks (code, rank), and one size per block.

@@ -280,7 +280,7 @@ void hierarchical_phases(Timeline& t, const Spec& spec, int q, bool coalesced) {
   }
   if (q > 1) {
     TunaShape phase1 = tuna_shape(p, q);
-    phase1.batch = tuna_rounds_in_flight(phase1.batch, shares.phase1);
+    phase1.batch = tuna_rounds_in_flight(phase1.batch, shares.rest);
     tuna_phases(t, q, phase1, aggregated);
   }
   const int batch = shares.batch;
@@ -309,7 +309,7 @@ void hierarchical_phases(Timeline& t, const Spec& spec, int q, bool coalesced) {
     if (coalesced) continue;
     // The blocks slide through their window, a send and a receive per step: phases of half
     // the window's steps.
-    const int steps = (last - first) * q, window = std::max(1, shares.blocks / 2);
+    const int steps = (last - first) * q, window = std::max(1, shares.rest / 2);
     for (int step = 0; step < steps; step += window) {
       t.begin_phase();
       for (int me = 0; me < t.followed(); ++me)
