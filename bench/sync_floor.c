@@ -14,6 +14,7 @@
 #include <a2av/a2av.h>
 #include <mpi.h>
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,12 +37,14 @@ static _Atomic uint64_t* flag_of(const Run* r, int rank) {
   return (_Atomic uint64_t*)(r->flags + (size_t)rank * kLine);
 }
 
+// Spins, and yields the core after a while: where ranks outnumber the cores, the rank waited
+// for may be the one that does not run.
 static void flag_barrier(Run* r) {
   ++r->round;
   atomic_store_explicit(flag_of(r, r->rank), r->round, memory_order_release);
   for (int peer = 0; peer < r->size; ++peer)
-    while (atomic_load_explicit(flag_of(r, peer), memory_order_acquire) < r->round) {
-    }
+    for (int spins = 0; atomic_load_explicit(flag_of(r, peer), memory_order_acquire) < r->round;)
+      if (++spins > 1000) sched_yield();
 }
 
 static int run_row(Run* r, int row) {
