@@ -1,4 +1,4 @@
-# The soak (issue #34): tests/soak/soak.cpp makes 100 000 calls with changing patterns, sizes,
+# The soak: tests/soak/soak.cpp makes 100 000 calls with changing patterns, sizes,
 # algorithms and communicators and fails if resident memory, open file descriptors or the
 # library's /dev/shm entries grow; kill_mid_exchange.py kills ranks during shared-memory
 # exchanges and fails if a segment name is left in /dev/shm.

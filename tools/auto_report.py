@@ -5,7 +5,7 @@
 
 Per rank count, pattern and size: auto's median time over the best fixed algorithm's (with
 its name) and over the MPI_Alltoallv baseline of the same run; then the worst of each and
-how many points pass issue #4's targets (auto/best <= 1.10, auto/vendor <= 1.05).
+how many points pass auto's targets (auto/best <= 1.10, auto/vendor <= 1.05).
 """
 import argparse
 import collections

@@ -1,4 +1,4 @@
-// No first-call deadlock (issue #36): a nonblocking start must not wait for the other ranks,
+// No first-call deadlock (docs/design.md): a nonblocking start must not wait for the other ranks,
 // not even the first on a communicator, whose setup a2av makes then. Each case starts in a
 // chain: rank r > 0 first receives a token from rank r - 1 (synchronously sent), and only then
 // starts; every rank passes the token on after its start. MPI allows this: a start that

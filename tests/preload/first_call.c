@@ -1,4 +1,4 @@
-/* No first-call deadlock under the preload (issue #36): the first call on a communicator is a
+/* No first-call deadlock under the preload (docs/design.md): the first call on a communicator is a
    nonblocking start (MPI_Ialltoallv, MPI_Ineighbor_alltoallv) or a persistent init
    (MPI_Alltoallv_init; Open MPI 4.1: MPIX_Alltoallv_init), which MPI makes local: it must not
    wait for the other ranks. Each starts in a chain: rank r > 0 first receives a token from

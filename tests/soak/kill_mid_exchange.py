@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Kills a2av jobs in the middle of shared-memory exchanges and checks that no segment name
-is left in /dev/shm (issue #34).
+is left in /dev/shm.
 
 Each trial starts the soak (tests/soak/soak.cpp) with the shared_memory algorithms only, waits
 until every rank has written its pid (its first exchanges are done), lets it run a little,

@@ -1,4 +1,4 @@
-// Soak test (issue #34): many a2av calls with changing patterns, sizes, datatypes, algorithms
+// Soak test: many a2av calls with changing patterns, sizes, datatypes, algorithms
 // and entry points, on communicators created and freed every few calls, so that the state
 // a2av keeps per communicator and per thread is set up and torn down thousands of times.
 // Checks that resident memory, open file descriptors and the library's /dev/shm entries stay
