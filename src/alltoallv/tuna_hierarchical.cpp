@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 
 namespace a2av {
@@ -478,19 +479,30 @@ void complete_header(const HierarchicalRank& r, const NodePosition& l, Inter kin
 // any block reaching a rank whose node failed, is dropped at its step.
 void exchange_blocks(const HierarchicalRank& r, const NodePosition& l, const Held* held, Inter kind,
                      int first, std::deque<Partner>& partners, int window) {
+  // By partner: whether its blocks come alone, whether mine for its node go alone.
+  const std::size_t n = partners.size();
+  std::vector<char> comes(n), sends(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Partner& p = partners[k];
+    comes[k] = !p.header.code() && !sent_together(kind, p.header, l.q);
+    sends[k] =
+        held && !send_together(l, held, (l.node + first + static_cast<int>(k)) % l.nodes, kind);
+  }
+  if (std::ranges::none_of(comes, std::identity{}) && std::ranges::none_of(sends, std::identity{}))
+    return;  // every pair's blocks went with its front
   Requests blocks(nullptr, window);
   for (int s = 0; s < l.q; ++s)
-    for (int i = first; i < first + static_cast<int>(partners.size()); ++i) {
-      const Partner& p = partners[i - first];
-      const int from = p.node * l.q + l.local, to_node = (l.node + i) % l.nodes;
-      const bool comes = !p.header.code() && !sent_together(kind, p.header, l.q);
-      const bool sends = held && !send_together(l, held, to_node, kind);
-      const std::int64_t sent = comes ? aggregated(p.header.entry(s)) : 0;
-      const bool takes = comes && held && !p.together && sent == expected_bytes(r, l, p.node, s);
+    for (std::size_t k = 0; k < n; ++k) {
+      const Partner& p = partners[k];
+      const int from = p.node * l.q + l.local;
+      const int to_node = (l.node + first + static_cast<int>(k)) % l.nodes;
+      const std::int64_t sent = comes[k] ? aggregated(p.header.entry(s)) : 0;
+      const bool takes = comes[k] && held && !p.together && sent == expected_bytes(r, l, p.node, s);
       blocks.exchange(r.recv.at(p.node * l.q + s), takes ? sent : 0, from,
-                      sends ? held->at(s, to_node) : nullptr, sends ? held->bytes(s, to_node) : 0,
-                      to_node * l.q + l.local, block_tag(s), r.ctx.comm);
-      if (comes && !takes) drop_pieces(sent, from, block_tag(s), r.ctx.comm);
+                      sends[k] ? held->at(s, to_node) : nullptr,
+                      sends[k] ? held->bytes(s, to_node) : 0, to_node * l.q + l.local, block_tag(s),
+                      r.ctx.comm);
+      if (comes[k] && !takes) drop_pieces(sent, from, block_tag(s), r.ctx.comm);
     }
   blocks.wait_all(r.mismatch);
 }
