@@ -99,7 +99,7 @@ int started_size(MPI_Request* request, MPI_Comm comm) {
 void hand_out(const a2av::NonblockingStart& started, const char* kind, MPI_Request* request) {
   *request = started.request;
   last().result.peak_temp_bytes = started.peak_temp_bytes;
-  last().algorithm = std::string(kind) + started.schedule;
+  last().algorithm.assign(kind).append(started.schedule);  // in the string's storage
 }
 
 void start(const a2av::Call& call, MPI_Request* request) {

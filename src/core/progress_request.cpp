@@ -1,6 +1,7 @@
 #include "core/progress_request.hpp"
 
 #include "core/check.hpp"
+#include "core/per_thread.hpp"
 
 #include <dlfcn.h>
 
@@ -18,14 +19,24 @@ std::mutex& progress_mutex() {
 }
 
 // Whether this thread holds progress_mutex(): MPI calls made under it run the progress
-// callback again, which must then do nothing.
-thread_local bool holding = false;
+// callback again, which must then do nothing. Read on every MPI call: per_thread's fast TLS.
+struct Holding {
+  bool on = false;
+};
+
+bool& holding() {
+  return per_thread<Holding>().on;
+}
 #endif
 
 // Owned by its request from MPI_Grequest_start on: MPI calls free_state when the request is
 // freed, which can be inside MPI_Grequest_complete, so nothing touches it after that call.
+struct Retire {
+  void operator()(Operation* operation) const { operation->retire(); }
+};
+
 struct Pending {
-  std::unique_ptr<Operation> operation;
+  std::unique_ptr<Operation, Retire> operation;
   MPI_Request request = MPI_REQUEST_NULL;
 };
 
@@ -106,10 +117,10 @@ PendingList& pending() {
 
 int progress_all() {
   PendingList& list = pending();
-  if (list.count.load(std::memory_order_relaxed) == 0 || holding) return 0;
+  if (list.count.load(std::memory_order_relaxed) == 0 || holding()) return 0;
   std::unique_lock lock(progress_mutex(), std::try_to_lock);
   if (!lock) return 0;  // another thread is advancing them
-  holding = true;
+  holding() = true;
   list.completed.clear();
   std::erase_if(list.operations, [&](Pending* p) {
     if (!p->operation->progress()) return false;
@@ -118,7 +129,7 @@ int progress_all() {
   });
   list.count.store(list.operations.size(), std::memory_order_relaxed);
   for (MPI_Request r : list.completed) MPI_Grequest_complete(r);  // may free the Pending
-  holding = false;
+  holding() = false;
   return static_cast<int>(list.completed.size());
 }
 
@@ -159,21 +170,21 @@ void start(Pending* p) {
 ProgressHold::ProgressHold() : outermost_(false) {}
 ProgressHold::~ProgressHold() = default;
 #else
-ProgressHold::ProgressHold() : outermost_(!holding) {
+ProgressHold::ProgressHold() : outermost_(!holding()) {
   if (!outermost_) return;
   progress_mutex().lock();
-  holding = true;
+  holding() = true;
 }
 
 ProgressHold::~ProgressHold() {
   if (!outermost_) return;
-  holding = false;
+  holding() = false;
   progress_mutex().unlock();
 }
 #endif
 
 MPI_Request start_request(std::unique_ptr<Operation> operation) {
-  auto* p = new Pending{std::move(operation)};
+  auto* p = new Pending{std::unique_ptr<Operation, Retire>(operation.release())};
   start(p);
   return p->request;  // p lives until the caller frees the request
 }

@@ -28,12 +28,14 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/environment.hpp"
+#include "core/per_thread.hpp"
 #include "core/tags.hpp"
 #include "driver/ialltoallv_shared_memory.hpp"
 #include "driver/ialltoallv_tuna.hpp"
 #include "driver/nonblocking_blocks.hpp"
 #include "driver/nonblocking_operation.hpp"
 #include "driver/nonblocking_setup.hpp"
+#include "driver/recent_calls.hpp"
 
 #include <cstdlib>
 #include <optional>
@@ -47,16 +49,21 @@ namespace {
 // posts interleave.
 class DirectExchange : public StagedOperation {
  public:
-  DirectExchange(const Call& call, std::int64_t send_extent, std::int64_t recv_extent,
-                 NonblockingSetup& setup, std::uint64_t sequence, int limit)
-      : StagedOperation(setup, false),
-        copy_(call, setup.context().size),
-        send_extent_(send_extent),
-        recv_extent_(recv_extent),
-        tag_(tags::kNonblockingDirect.cycle(sequence)),
-        limit_(limit) {
+  explicit DirectExchange(NonblockingSetup& setup) : StagedOperation(setup, false) {}
+
+  // Sets every member that depends on the call: a kept exchange serves the next call.
+  void prepare(const Call& call, std::int64_t send_extent, std::int64_t recv_extent,
+               std::uint64_t sequence) {
+    restart_stage();
+    copy_.assign(call, setup_.context().size);
+    send_extent_ = send_extent;
+    recv_extent_ = recv_extent;
+    tag_ = tags::kNonblockingDirect.cycle(sequence);
+    limit_ = nonblocking_in_flight();
+    next_step_ = 0;
+    packed_.clear();
     if (call.in_place()) pack_in_place(recv_extent);
-    reserve_requests(2 * setup.context().size);
+    reserve_requests(2 * setup_.context().size);
   }
 
   void begin() override {
@@ -80,6 +87,8 @@ class DirectExchange : public StagedOperation {
   std::int64_t temp_bytes() const override {
     return static_cast<std::int64_t>(packed_.size()) + request_bytes() + copy_.bytes();
   }
+
+  bool reusable() const override { return !copy_.call().in_place(); }
 
  private:
   // Step i's receive, from rank - i (none from itself in place).
@@ -155,9 +164,9 @@ class DirectExchange : public StagedOperation {
   }
 
   CallCopy copy_;
-  std::int64_t send_extent_, recv_extent_;
-  int tag_;
-  int limit_;                      // requests in flight at most, where 2P exceed it
+  std::int64_t send_extent_ = 0, recv_extent_ = 0;
+  int tag_ = 0;
+  int limit_ = 0;                  // requests in flight at most, where 2P exceed it
   int next_step_ = 0;              // the first step not posted
   std::vector<std::byte> packed_;  // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
@@ -218,7 +227,7 @@ NonblockingSchedule choose(const Call& call, const CommContext& ctx, Nonblocking
 // The schedule's exchange, made at the start (not begun), and its name.
 struct Made {
   std::unique_ptr<StagedOperation> exchange;
-  const char* name;
+  const char* name = nullptr;
 };
 
 Made make_exchange(NonblockingSchedule schedule, const Call& call, const CheckedCall& checked,
@@ -246,23 +255,35 @@ std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int
                                                       std::int64_t recv_extent,
                                                       NonblockingSetup& setup,
                                                       std::uint64_t sequence) {
-  return std::make_unique<DirectExchange>(call, send_extent, recv_extent, setup, sequence,
-                                          nonblocking_in_flight());
+  std::unique_ptr<DirectExchange> exchange = setup.exchange<DirectExchange>();
+  exchange->prepare(call, send_extent, recv_extent, sequence);
+  return exchange;
 }
 
 NonblockingStart start_ialltoallv(const Call& call) {
   const CommContext& ctx = started_context(call.comm);
-  NonblockingSetup* setup = ctx.is_intercomm ? nullptr : &nonblocking_setup(ctx);
-  const NonblockingSchedule schedule =
-      setup ? choose(call, ctx, *setup) : NonblockingSchedule::direct;
-  CheckedCall checked;
-  check_call(call, ctx.size, checked);
-  if (checked.code != 0) throw Error(checked.code, checked.message);
-  if (ctx.is_intercomm)
+  if (ctx.is_intercomm) {
+    CheckedCall checked;
+    check_call(call, ctx.size, checked);
+    if (checked.code != 0) throw Error(checked.code, checked.message);
     return {start_request(std::make_unique<VendorExchange>(call, ctx)), "vendor", 0};
-  Made made = make_exchange(schedule, call, checked, *setup, ctx.nonblocking_started++);
-  const std::int64_t temp = made.exchange->temp_bytes();
-  setup->start(*made.exchange);
+  }
+  NonblockingSetup& setup = nonblocking_setup(ctx);
+  Made made;
+  std::int64_t temp = 0;
+  {
+    // Once for the whole start (each step would take it for itself): no MPI call here blocks.
+    const ProgressHold hold;
+    const NonblockingSchedule schedule = choose(call, ctx, setup);
+    // Reused as the blocking call's (driver/alltoallv.cpp): the exchange keeps its own copies.
+    CheckedCall fresh;
+    CheckedCall& checked = ctx.size <= RecentCalls::kMaxRecentSize ? per_thread<CheckedCall>() : fresh;
+    check_call(call, ctx.size, checked);
+    if (checked.code != 0) throw Error(checked.code, checked.message);
+    made = make_exchange(schedule, call, checked, setup, ctx.nonblocking_started++);
+    temp = made.exchange->temp_bytes();
+    setup.start(*made.exchange);
+  }
   return {start_request(std::move(made.exchange)), made.name, temp};
 }
 

@@ -56,28 +56,39 @@ static_assert(sizeof(Cell) <= kLine);
 
 class SharedMemoryExchange : public StagedOperation {
  public:
-  SharedMemoryExchange(const Call& call, const CheckedCall& checked, NonblockingSetup& setup,
-                       std::uint64_t sequence)
-      : StagedOperation(setup, true),
-        ctx_(setup.context()),
-        exchange_(sequence + 1),  // zeroed cells hold exchange 0
-        tag_(tags::kNonblockingSharedMemory.cycle(sequence)),
-        limit_(nonblocking_in_flight()),
-        send_extent_(checked.send_type.extent),
-        recv_extent_(checked.recv_type.extent),
-        blocks_(call, checked, ctx_.size) {
+  explicit SharedMemoryExchange(NonblockingSetup& setup)
+      : StagedOperation(setup, true), ctx_(setup.context()) {}
+
+  ~SharedMemoryExchange() override {
+    if (cells_) std::erase(cells_->in_flight, this);
+  }
+
+  // Sets every member that depends on the call: a kept exchange serves the next call.
+  void prepare(const Call& call, const CheckedCall& checked, std::uint64_t sequence) {
+    restart_stage();
+    cells_ = nullptr;
+    exchange_ = sequence + 1;  // zeroed cells hold exchange 0
+    order_ = 0;
+    tag_ = tags::kNonblockingSharedMemory.cycle(sequence);
+    limit_ = nonblocking_in_flight();
+    send_extent_ = checked.send_type.extent;
+    recv_extent_ = checked.recv_type.extent;
+    stride_ = 0;
+    capacity_ = 0;
+    blocks_.assign(call, checked, ctx_.size);
     // Large blocks' sends, one piece each mostly: at most half the bound, or the peers.
+    sends_.clear();
     sends_.reserve(static_cast<std::size_t>(std::min(ctx_.size, limit_ / 2)));
     indices_.reserve(sends_.capacity());
     const int me = ctx_.rank, size = ctx_.size;
+    to_read_.clear();
+    to_write_.clear();
     for (int i = 1; i < size; ++i) {
       to_read_.push_back((me - i + size) % size);
       to_write_.push_back((me + i) % size);
     }
-  }
-
-  ~SharedMemoryExchange() override {
-    if (cells_) std::erase(cells_->in_flight, this);
+    direct_.reset();
+    done_ = false;
   }
 
   void begin() override {
@@ -110,9 +121,12 @@ class SharedMemoryExchange : public StagedOperation {
     if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE) || sends_in_flight())
       return false;
     blocks_.finish();
+    std::erase(cells_->in_flight, this);  // no older exchange waits for it
     done_ = true;
     return true;
   }
+
+  bool reusable() const override { return done_ && !direct_ && !blocks_.copies(); }
 
   std::int64_t temp_bytes() const override {
     return blocks_.temp_bytes() + request_bytes() +
@@ -197,10 +211,13 @@ class SharedMemoryExchange : public StagedOperation {
     return static_cast<int>(sends_.size());
   }
 
+  // The list changes as they complete: an exchange that left it is not skipped over.
   void advance_older() {
-    for (Operation* older : std::vector(cells_->in_flight)) {
-      if (older == this) break;
+    const std::vector<Operation*>& in_flight = cells_->in_flight;
+    for (std::size_t i = 0; i < in_flight.size() && in_flight[i] != this;) {
+      Operation* older = in_flight[i];
       older->progress();
+      if (i < in_flight.size() && in_flight[i] == older) ++i;
     }
   }
 
@@ -222,11 +239,11 @@ class SharedMemoryExchange : public StagedOperation {
 
   const CommContext& ctx_;
   NodeCells* cells_ = nullptr;  // once begun; null: direct_ runs instead
-  std::uint64_t exchange_;
+  std::uint64_t exchange_ = 0;
   std::uint64_t order_ = 0;  // among this rank's exchanges on the cells (NodeCells::begun)
-  int tag_;    // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
-  int limit_;  // requests in flight at most: half for sends, half for receives
-  std::int64_t send_extent_, recv_extent_;
+  int tag_ = 0;    // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
+  int limit_ = 0;  // requests in flight at most: half for sends, half for receives
+  std::int64_t send_extent_ = 0, recv_extent_ = 0;
   std::size_t stride_ = 0;
   std::int64_t capacity_ = 0;
   NonblockingBlocks blocks_;
@@ -248,7 +265,9 @@ std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
                                                              const CheckedCall& checked,
                                                              NonblockingSetup& setup,
                                                              std::uint64_t sequence) {
-  return std::make_unique<SharedMemoryExchange>(call, checked, setup, sequence);
+  std::unique_ptr<SharedMemoryExchange> exchange = setup.exchange<SharedMemoryExchange>();
+  exchange->prepare(call, checked, sequence);
+  return exchange;
 }
 
 }  // namespace a2av

@@ -49,11 +49,11 @@ class TunaExchange : public StagedOperation {
         batches_(tuna_batches(rounds_, bounded_batch(shape.batch))),
         direct_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs))),
         forwarded_tag_(tags::kNonblockingTuna.at(2 * static_cast<int>(sequence % kTagPairs) + 1)),
-        blocks_(call, checked, ctx_.size),
         send_(blocks_.send()),
         recv_(blocks_.recv()),
         store_(ctx_.size),
         staging_(static_cast<std::size_t>(bounded_batch(shape.batch))) {
+    blocks_.assign(call, checked, ctx_.size);
     if (!blocks_.copy_own_block(ctx_.rank)) note(MPI_ERR_TRUNCATE);
     if (!batches_.empty()) pack_batch();
   }

@@ -6,28 +6,25 @@
 namespace a2av {
 namespace {
 
+// `size` values, or none where the array is not given.
 template <class T>
-std::vector<T> copied(const T* values, int size) {
-  return values ? std::vector<T>(values, values + size) : std::vector<T>();
-}
-
-template <class T>
-const T* data_or_null(const std::vector<T>& values) {
-  return values.empty() ? nullptr : values.data();
+const T* copied(const T* values, int size, std::vector<T>& copy) {
+  if (!values) {
+    copy.clear();
+    return nullptr;
+  }
+  copy.assign(values, values + size);
+  return copy.data();
 }
 
 }  // namespace
 
-CallCopy::CallCopy(const Call& call, int size)
-    : sendcounts_(copied(call.sendcounts, size)),
-      recvcounts_(copied(call.recvcounts, size)),
-      sdispls_(copied(call.sdispls, size)),
-      rdispls_(copied(call.rdispls, size)),
-      call_(call) {
-  call_.sendcounts = data_or_null(sendcounts_);
-  call_.recvcounts = data_or_null(recvcounts_);
-  call_.sdispls = data_or_null(sdispls_);
-  call_.rdispls = data_or_null(rdispls_);
+void CallCopy::assign(const Call& call, int size) {
+  call_ = call;
+  call_.sendcounts = copied(call.sendcounts, size, sendcounts_);
+  call_.recvcounts = copied(call.recvcounts, size, recvcounts_);
+  call_.sdispls = copied(call.sdispls, size, sdispls_);
+  call_.rdispls = copied(call.rdispls, size, rdispls_);
 }
 
 std::int64_t CallCopy::bytes() const {
@@ -36,8 +33,8 @@ std::int64_t CallCopy::bytes() const {
                                    (sdispls_.capacity() + rdispls_.capacity()) * sizeof(MPI_Aint));
 }
 
-NonblockingBlocks::NonblockingBlocks(const Call& call, const CheckedCall& checked, int size)
-    : copy_(call, size) {
+void NonblockingBlocks::assign(const Call& call, const CheckedCall& checked, int size) {
+  copy_.assign(call, size);
   view_.assign(copy_.call(), checked, memory_);
   view_.begin();
 }

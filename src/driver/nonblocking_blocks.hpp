@@ -17,9 +17,11 @@ namespace a2av {
 // The call with its arrays copied (those it has: not the send side of MPI_IN_PLACE).
 class CallCopy {
  public:
-  CallCopy(const Call& call, int size);
+  CallCopy() = default;
   CallCopy(const CallCopy&) = delete;
   CallCopy& operator=(const CallCopy&) = delete;
+  // Copies `call`'s arrays, reusing this copy's storage.
+  void assign(const Call& call, int size);
 
   const Call& call() const { return call_; }
   std::int64_t bytes() const;
@@ -27,15 +29,17 @@ class CallCopy {
  private:
   std::vector<MPI_Count> sendcounts_, recvcounts_;
   std::vector<MPI_Aint> sdispls_, rdispls_;
-  Call call_;
+  Call call_{};
 };
 
 class NonblockingBlocks {
  public:
-  // Packs the send data if its type is not contiguous.
-  NonblockingBlocks(const Call& call, const CheckedCall& checked, int size);
+  NonblockingBlocks() = default;
   NonblockingBlocks(const NonblockingBlocks&) = delete;
   NonblockingBlocks& operator=(const NonblockingBlocks&) = delete;
+  // Takes `call`, reusing this object's storage; packs the send data if its type is not
+  // contiguous.
+  void assign(const Call& call, const CheckedCall& checked, int size);
 
   const Call& call() const { return copy_.call(); }
   const ByteBlocks& send() const { return view_.send(); }
@@ -46,6 +50,8 @@ class NonblockingBlocks {
   // Once the exchange is complete: the received data to the caller's buffer if its type
   // is not contiguous.
   void finish() { view_.finish(); }
+  // Whether the data goes through packed copies.
+  bool copies() const { return view_.copies(); }
   // The packed copies and the arrays.
   std::int64_t temp_bytes() const;
 

@@ -71,6 +71,12 @@ class NonblockingOperation : public Operation {
     tested_ = 0;
   }
 
+  // Ready for another call: no requests (their storage kept), no error.
+  void restart_requests() {
+    clear_requests();
+    error_ = MPI_SUCCESS;
+  }
+
   std::int64_t request_bytes() const {
     return static_cast<std::int64_t>(requests_.capacity() * sizeof(MPI_Request) +
                                      expected_.capacity() * sizeof(int));

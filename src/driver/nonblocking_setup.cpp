@@ -17,7 +17,15 @@ StagedOperation::~StagedOperation() {
 
 bool StagedOperation::progress() {
   if (!begun_) setup_.advance();
-  return begun_ && (failed_ || advance());
+  complete_ = begun_ && (failed_ || advance());
+  return complete_;
+}
+
+void StagedOperation::retire() {
+  if (complete_ && !failed_ && error() == MPI_SUCCESS && reusable() &&
+      temp_bytes() <= NonblockingSetup::kSpareBytes)
+    return setup_.keep(this);
+  delete this;
 }
 
 void StagedOperation::begin_now() {
@@ -75,6 +83,11 @@ void NonblockingSetup::begin_all() {
     }
     yield_core();  // the other ranks' steps, which this rank's next ones wait for
   }
+}
+
+void NonblockingSetup::keep(StagedOperation* op) {
+  std::unique_ptr<StagedOperation> kept(op);
+  if (spares_.size() < kSpares) spares_.push_back(std::move(kept));
 }
 
 bool NonblockingSetup::ready_for(const StagedOperation& op) const {

@@ -17,11 +17,13 @@
 #include "core/node_segment.hpp"
 #include "driver/nonblocking_operation.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
+#include <typeinfo>
 #include <vector>
 
 namespace a2av {
@@ -44,6 +46,9 @@ class StagedOperation : public NonblockingOperation {
  public:
   ~StagedOperation() override;
   bool progress() final;
+  // Kept by its setup for a later call where it completed without error and is reusable();
+  // else deleted.
+  void retire() final;
   // Posts its messages (or fills its cells). Throws a2av::Error on a failed post.
   virtual void begin() = 0;
   // Once begun: advances without blocking; true once complete.
@@ -54,6 +59,14 @@ class StagedOperation : public NonblockingOperation {
  protected:
   StagedOperation(NonblockingSetup& setup, bool needs_cells)
       : setup_(setup), needs_cells_(needs_cells) {}
+  // The first step of preparing an exchange for a call, new or kept (NonblockingSetup::exchange).
+  void restart_stage() {
+    restart_requests();
+    begun_ = failed_ = complete_ = false;
+  }
+  // Whether, once retired, it may serve another call: it holds nothing of this call's that
+  // the next would not overwrite (no packed data) and has left every shared list.
+  virtual bool reusable() const { return false; }
   NonblockingSetup& setup_;
 
  private:
@@ -63,6 +76,7 @@ class StagedOperation : public NonblockingOperation {
   bool needs_cells_;
   bool begun_ = false;
   bool failed_ = false;
+  bool complete_ = false;
 };
 
 class NonblockingSetup {
@@ -90,6 +104,16 @@ class NonblockingSetup {
   // ranks match with theirs in order.
   void begin_all();
 
+  // An exchange of type T to prepare for a new call: one kept from an earlier call (with its
+  // storage: a loop of exchanges allocates nothing once warm), else a new one.
+  template <class T>
+  std::unique_ptr<T> exchange();
+  // Keeps a retired exchange for a later call; at most kSpares, of at most kSpareBytes each
+  // (their temp_bytes(): memory the communicator holds between calls).
+  void keep(StagedOperation* op);
+  static constexpr std::size_t kSpares = 4;
+  static constexpr std::int64_t kSpareBytes = 64 << 10;
+
  private:
   friend class StagedOperation;
   enum class Cells { kUnwanted, kWanted, kFindingNode, kMaking, kSettled };
@@ -109,7 +133,23 @@ class NonblockingSetup {
   MPI_Request finding_ = MPI_REQUEST_NULL;
   std::optional<NodeSegmentMaker> maker_;
   std::unique_ptr<NodeCells> cells_;
+  std::vector<std::unique_ptr<StagedOperation>> spares_;  // after cells_: they leave first
 };
+
+template <class T>
+std::unique_ptr<T> NonblockingSetup::exchange() {
+  {
+    const ProgressHold hold;  // other threads' requests are retired into spares_
+    const auto kept = std::find_if(spares_.begin(), spares_.end(),
+                                   [](const auto& spare) { return typeid(*spare) == typeid(T); });
+    if (kept != spares_.end()) {
+      std::unique_ptr<T> reused(static_cast<T*>(kept->release()));
+      spares_.erase(kept);
+      return reused;
+    }
+  }
+  return std::make_unique<T>(*this);
+}
 
 // The communicator's setup, kept in its context.
 NonblockingSetup& nonblocking_setup(const CommContext& ctx);

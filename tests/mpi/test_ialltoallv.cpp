@@ -2,7 +2,8 @@
 // count-matrix generator, completed by MPI_Wait, by MPI_Test in a loop, and several at once by
 // MPI_Waitall, and many in flight waited in reverse order; derived datatypes; in place;
 // counts that disagree reported as truncation with nothing left behind; errors reported
-// locally with the request left null. Registered with each schedule: shared_memory (the
+// locally with the request left null; calls of changing shapes one after another (the
+// exchanges kept between calls). Registered with each schedule: shared_memory (the
 // default on one node), direct (A2AV_ALGORITHM=spread_out), tuna, and shared_memory with
 // tiny cells and message pieces (large blocks by MPI, in pieces).
 #include "harness.hpp"
@@ -68,6 +69,23 @@ TEST(Ialltoallv, EveryGeneratorLikeVendor) {
     EXPECT_EQ(ex.got, ex.want) << g.name << " on rank " << me;
     EXPECT_EQ(A2AV_Last_algorithm(), expected_schedule(size));
   }
+}
+
+// Exchanges one after another on one communicator, each of another shape than the last (every
+// generator, blocks from none to above the cells): an exchange kept from the last call for the
+// next (NonblockingSetup::exchange) must carry nothing of it over.
+TEST(Ialltoallv, EachCallLikeVendorWhenExchangesAreReused) {
+  const int me = rank_of(world()), size = size_of(world());
+  std::uint64_t seed = 20;
+  for (int round = 0; round < 2; ++round)
+    for (const Generator& g : generators())
+      for (const std::int64_t scale : {0, 40, 90000}) {
+        Exchange ex(g.make(size, scale, seed), me, seed);
+        ++seed;
+        MPI_Request request = ex.start();
+        EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+        EXPECT_EQ(ex.got, ex.want) << g.name << " up to " << scale << " on rank " << me;
+      }
 }
 
 TEST(Ialltoallv, CompletedByTestAndWaitall) {
