@@ -277,7 +277,8 @@ NonblockingStart start_ialltoallv(const Call& call) {
     const NonblockingSchedule schedule = choose(call, ctx, setup);
     // Reused as the blocking call's (driver/alltoallv.cpp): the exchange keeps its own copies.
     CheckedCall fresh;
-    CheckedCall& checked = ctx.size <= RecentCalls::kMaxRecentSize ? per_thread<CheckedCall>() : fresh;
+    CheckedCall& checked =
+        ctx.size <= RecentCalls::kMaxRecentSize ? per_thread<CheckedCall>() : fresh;
     check_call(call, ctx.size, checked);
     if (checked.code != 0) throw Error(checked.code, checked.message);
     made = make_exchange(schedule, call, checked, setup, ctx.nonblocking_started++);
