@@ -6,6 +6,7 @@
 
 #include "core/check.hpp"
 #include "core/environment.hpp"
+#include "core/p2p.hpp"
 #include "core/tags.hpp"
 
 #include <cstdlib>
