@@ -157,6 +157,9 @@ struct AlgorithmDescriptor {
 // The largest block shared_memory passes through a cell at P = size (A2AV_SHM_BYTES on this
 // rank); -1 where it has no cells.
 std::int64_t shared_memory_capacity(int size);
+// The blocks shared_memory reads straight from the sender's buffer where the kernel allows:
+// those above `params`' single_copy_above (a shared_memory spec's), else above its default.
+std::int64_t shared_memory_single_copy_above(const ParamValues* params);
 
 // The vendor MPI_Alltoallv; the preload library points it at PMPI_Alltoallv.
 using VendorAlltoallv = int (*)(const void*, const int*, const int*, MPI_Datatype, void*,

@@ -334,6 +334,11 @@ std::int64_t shared_memory_capacity(int size) {
   return part == 0 ? -1 : cell_capacity(part, size);
 }
 
+std::int64_t shared_memory_single_copy_above(const ParamValues* params) {
+  return params && params->has(kSingleCopyAbove) ? (*params)[kSingleCopyAbove]
+                                                 : kSingleCopyAbove.fallback;
+}
+
 const AlgorithmDescriptor& shared_memory_algorithm() {
   static const AlgorithmDescriptor d{
       .name = "shared_memory",

@@ -14,18 +14,14 @@
 namespace a2av {
 namespace {
 
-struct Probe {
-  std::int64_t pid;
-  std::uint64_t address;  // of a word holding kProbeValue ^ rank
-};
 constexpr std::uint64_t kProbeValue = 0xa2a5'c0de'0000'0000;
 
-// Reads one word of rank `peer` (its probe) through the kernel; "" if it came back right.
-std::string try_reading(const Probe& peer, std::uint64_t expected) {
+// Reads one word at `address` of process `pid` through the kernel; "" if it came back right.
+std::string try_reading(std::int64_t pid, std::uint64_t address, std::uint64_t expected) {
   std::uint64_t word = 0;
   iovec local{&word, sizeof word};
-  iovec remote{reinterpret_cast<void*>(peer.address), sizeof word};
-  const ssize_t n = process_vm_readv(static_cast<pid_t>(peer.pid), &local, 1, &remote, 1, 0);
+  iovec remote{reinterpret_cast<void*>(address), sizeof word};
+  const ssize_t n = process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0);
   if (n < 0) return std::strerror(errno);
   if (n != sizeof word || word != expected) return "a probe word came back wrong";
   return "";
@@ -34,35 +30,73 @@ std::string try_reading(const Probe& peer, std::uint64_t expected) {
 }  // namespace
 
 SingleCopy::SingleCopy(MPI_Comm comm) {
-  int rank = 0, size = 1;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  SingleCopyMaker maker(comm);
+  maker.advance(true);
+  *this = maker.take();
+}
+
+SingleCopyMaker::SingleCopyMaker(MPI_Comm comm) : comm_(comm) {
+  check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size_), "MPI_Comm_size");
 #ifdef A2AV_SIMULATION
-  failure_ = "not under SimGrid (ranks share one process)";
+  made_.failure_ = "not under SimGrid (ranks share one process)";
   return;
 #endif
   // Every rank takes part in the collectives below whatever its own setting says.
-  const bool wanted = env_flag("A2AV_SINGLE_COPY");
+  wanted_ = env_flag("A2AV_SINGLE_COPY");
   // Consent to be read by the other ranks where Yama asks for it; elsewhere EINVAL, harmless.
-  if (wanted) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-  const std::uint64_t probe = kProbeValue ^ static_cast<std::uint64_t>(rank);
-  const Probe mine{getpid(), reinterpret_cast<std::uint64_t>(&probe)};
-  std::vector<Probe> all(size);
-  check_mpi(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm),
-            "MPI_Allgather");
-  const int next = (rank + 1) % size;
-  const std::string why =
-      wanted ? try_reading(all[next], kProbeValue ^ static_cast<std::uint64_t>(next)) : "";
-  // The probe word must outlive the neighbour's read: the allreduce orders them.
-  int all_ok = wanted && why.empty();
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (!all_ok) {
-    failure_ = !wanted       ? "A2AV_SINGLE_COPY=0"
-               : why.empty() ? "another rank could not read its neighbour's memory"
-                             : "process_vm_readv: " + why;
+  if (wanted_) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  probe_ = kProbeValue ^ static_cast<std::uint64_t>(rank_);
+  mine_ = {getpid(), reinterpret_cast<std::uint64_t>(&probe_)};
+  all_.resize(static_cast<std::size_t>(size_));
+  check_mpi(MPI_Iallgather(&mine_, sizeof mine_, MPI_BYTE, all_.data(), sizeof mine_, MPI_BYTE,
+                           comm_, &request_),
+            "MPI_Iallgather");
+  step_ = Step::kGathering;
+}
+
+bool SingleCopyMaker::advance(bool wait) {
+  while (step_ != Step::kDone) {
+    if (!completed(wait)) return false;
+    if (step_ == Step::kGathering)
+      agree();
+    else
+      settle();
+  }
+  return true;
+}
+
+bool SingleCopyMaker::completed(bool wait) {
+  if (wait) {
+    check_mpi(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    return true;
+  }
+  int done = 0;
+  check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test");
+  return done != 0;
+}
+
+// Reads the next rank's probe; the allreduce also orders that read before the probe's end.
+void SingleCopyMaker::agree() {
+  const int next = (rank_ + 1) % size_;
+  const Probe& peer = all_[static_cast<std::size_t>(next)];
+  if (wanted_)
+    why_ = try_reading(peer.pid, peer.address, kProbeValue ^ static_cast<std::uint64_t>(next));
+  all_ok_ = wanted_ && why_.empty();
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, &all_ok_, 1, MPI_INT, MPI_MIN, comm_, &request_),
+            "MPI_Iallreduce");
+  step_ = Step::kAgreeing;
+}
+
+void SingleCopyMaker::settle() {
+  step_ = Step::kDone;
+  if (!all_ok_) {
+    made_.failure_ = !wanted_       ? "A2AV_SINGLE_COPY=0"
+                     : why_.empty() ? "another rank could not read its neighbour's memory"
+                                    : "process_vm_readv: " + why_;
     return;
   }
-  for (const Probe& p : all) pids_.push_back(static_cast<pid_t>(p.pid));
+  for (const Probe& p : all_) made_.pids_.push_back(static_cast<pid_t>(p.pid));
 }
 
 void SingleCopy::read(void* to, int peer, const void* from, std::size_t bytes) const {

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ class SingleCopy {
  public:
   // Collective over `comm`, whose ranks share a node. A2AV_SINGLE_COPY=0 turns it off.
   explicit SingleCopy(MPI_Comm comm);
+  SingleCopy() = default;  // not available; made by SingleCopyMaker
 
   bool ok() const { return !pids_.empty(); }
   const std::string& failure() const { return failure_; }  // why not, where !ok()
@@ -28,8 +30,45 @@ class SingleCopy {
   void read(void* to, int peer, const void* from, std::size_t bytes) const;
 
  private:
+  friend class SingleCopyMaker;
   std::vector<pid_t> pids_;  // by rank; empty where not available
   std::string failure_;
+};
+
+// The constructor's steps (an allgather of the probes, a read, an allreduce of the outcome),
+// each started nonblocking and tested by advance(), for a nonblocking start, which must not
+// wait for its peers (as NodeSegmentMaker). Collective over `comm` all the same.
+class SingleCopyMaker {
+ public:
+  explicit SingleCopyMaker(MPI_Comm comm);
+  SingleCopyMaker(const SingleCopyMaker&) = delete;
+  SingleCopyMaker& operator=(const SingleCopyMaker&) = delete;
+  // Advances without blocking (`wait`: to the end); true once every rank has the outcome.
+  bool advance(bool wait = false);
+  // Once advance() has returned true.
+  SingleCopy take() { return std::move(made_); }
+
+ private:
+  struct Probe {
+    std::int64_t pid;
+    std::uint64_t address;  // of a word holding kProbeValue ^ rank
+  };
+  enum class Step { kGathering, kAgreeing, kDone };
+  bool completed(bool wait);  // the step's collective
+  void agree();
+  void settle();
+
+  MPI_Comm comm_;
+  int rank_ = 0, size_ = 1;
+  bool wanted_ = false;
+  std::uint64_t probe_ = 0;  // read by the next rank: lives until every rank has agreed
+  Probe mine_{};
+  std::vector<Probe> all_;
+  std::string why_;  // this rank's reading failed: why
+  int all_ok_ = 0;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  Step step_ = Step::kDone;
+  SingleCopy made_;
 };
 
 }  // namespace a2av

@@ -180,6 +180,10 @@ const Spec* requested_spec() {
   return spec ? &*spec : nullptr;
 }
 
+const ParamValues* spec_params(const Spec* spec) {
+  return spec ? &spec->params : nullptr;
+}
+
 // The requested algorithm's schedule (auto's where none is requested).
 NonblockingSchedule schedule_of(const Spec* spec) {
   return (spec ? *spec->algorithm : auto_algorithm()).nonblocking;
@@ -238,7 +242,10 @@ Made make_exchange(NonblockingSchedule schedule, const Call& call, const Checked
                            tuna_shape(requested_spec()->params, setup.context().size), sequence),
         "tuna"};
   if (schedule == NonblockingSchedule::shared_memory)
-    return {make_shared_memory_exchange(call, checked, setup, sequence), "shared_memory"};
+    return {
+        make_shared_memory_exchange(call, checked, setup, sequence,
+                                    shared_memory_single_copy_above(spec_params(requested_spec()))),
+        "shared_memory"};
   return {make_direct_exchange(call, checked.send_type.extent, checked.recv_type.extent, setup,
                                sequence),
           "direct"};

@@ -2,12 +2,15 @@
 // (alltoallv/shared_memory.cpp; Fan et al. [Fan24], Section IV) advanced
 // by the caller's MPI_Test/MPI_Wait. A block of at most the cells' capacity is copied into
 // the sender's cell for its receiver and published by the exchange's number; the receiver
-// copies it out when it sees that number. Larger blocks go as MPI messages, announced by
-// their size in the cell (small blocks one way, large ones the other, as UCC's "hybrid").
-// Those messages keep the bound on requests in flight (docs/design.md): half of it for
-// sends, half for receives, pieces counted one by one; a block that finds no room waits for
-// the next progress. A receive is posted only after its sender has posted the send, so the
-// receives always drain, and with them room for every sender's next block.
+// copies it out when it sees that number. Larger blocks (and those above single_copy_above,
+// as in the blocking form) the receiver reads straight from the sender's buffer where the
+// kernel allows (core/single_copy.hpp, probed with the cells), announced by their address in
+// the cell; its consumed number tells the sender it may complete. Where it does not, they go as
+// MPI messages, announced by their size in the cell (small blocks one way, large ones the
+// other, as UCC's "hybrid"). Those messages keep the bound on requests in flight (docs/design.md):
+// half of it for sends, half for receives, pieces counted one by one; a block that finds no room
+// waits for the next progress. A receive is posted only after its sender has posted the send, so
+// the receives always drain, and with them room for every sender's next block.
 //
 // Several exchanges may be in flight on one communicator, and a rank may start one before
 // its peers have finished the last, so the blocking form's rule (a rank is at most one
@@ -51,6 +54,7 @@ struct Cell {
   std::uint64_t sequence;  // the exchange it holds, published last by its sender
   std::uint64_t consumed;  // the last exchange its reader has taken from it
   std::int64_t bytes;      // the block's size; more than the capacity: sent by MPI
+  std::uint64_t address;   // else 0: the block in the sender's memory, for a single copy
 };
 static_assert(sizeof(Cell) <= kLine);
 
@@ -64,8 +68,11 @@ class SharedMemoryExchange : public StagedOperation {
   }
 
   // Sets every member that depends on the call: a kept exchange serves the next call.
-  void prepare(const Call& call, const CheckedCall& checked, std::uint64_t sequence) {
+  void prepare(const Call& call, const CheckedCall& checked, std::uint64_t sequence,
+               std::int64_t single_copy_above) {
     restart_stage();
+    single_copy_above_ = single_copy_above;
+    unread_.clear();
     cells_ = nullptr;
     exchange_ = sequence + 1;  // zeroed cells hold exchange 0
     order_ = 0;
@@ -109,17 +116,17 @@ class SharedMemoryExchange : public StagedOperation {
   bool advance() override {
     if (direct_) return finished_direct();
     if (done_) return true;
-    const std::size_t before = to_write_.size() + to_read_.size();
+    const std::size_t before = peers_left();
     // Older exchanges advance while this one waits to write, and while it waits to read: a
     // peer's write into a cell may wait for this rank to read an older exchange from it, and
     // under MPICH a wait on this request advances no other (MPI_Wait in reverse order).
     if (!write() || !to_read_.empty()) advance_older();
     all_tested(MPI_BYTE);  // completed receives make room for more
     read();
-    if (to_write_.size() + to_read_.size() == before && before > 0 && cells_->cores_shared)
+    drop_readers_done();
+    if (peers_left() == before && before > 0 && cells_->cores_shared)
       yield_core();  // let the peers this rank waits for run
-    if (!to_write_.empty() || !to_read_.empty() || !all_tested(MPI_BYTE) || sends_in_flight())
-      return false;
+    if (peers_left() > 0 || !all_tested(MPI_BYTE) || sends_in_flight()) return false;
     blocks_.finish();
     std::erase(cells_->in_flight, this);  // no older exchange waits for it
     done_ = true;
@@ -130,9 +137,10 @@ class SharedMemoryExchange : public StagedOperation {
 
   std::int64_t temp_bytes() const override {
     return blocks_.temp_bytes() + request_bytes() +
-           static_cast<std::int64_t>(
-               (to_read_.capacity() + to_write_.capacity() + indices_.capacity()) * sizeof(int) +
-               sends_.capacity() * sizeof(MPI_Request));
+           static_cast<std::int64_t>((to_read_.capacity() + to_write_.capacity() +
+                                      indices_.capacity() + unread_.capacity()) *
+                                         sizeof(int) +
+                                     sends_.capacity() * sizeof(MPI_Request));
   }
 
  private:
@@ -159,9 +167,13 @@ class SharedMemoryExchange : public StagedOperation {
       Cell& c = cell(ctx_.rank, to);
       if (load_acquire(c.consumed) != c.sequence) return false;  // its reader has not taken it yet
       const std::int64_t bytes = send().bytes[to];
-      if (bytes > capacity_ && !room_for(bytes, sends_in_flight())) return false;
+      const bool by_address = read_by_address(bytes);
+      if (!by_address && bytes > capacity_ && !room_for(bytes, sends_in_flight())) return false;
       c.bytes = bytes;
-      if (c.bytes <= capacity_)
+      c.address = by_address ? reinterpret_cast<std::uint64_t>(send().at(to)) : 0;
+      if (by_address)
+        unread_.push_back(to);
+      else if (c.bytes <= capacity_)
         copy_on_node(block(c), send().at(to), c.bytes);
       else
         post_pieces(send().at(to), c.bytes, c.bytes, to, false);
@@ -177,7 +189,7 @@ class SharedMemoryExchange : public StagedOperation {
     std::erase_if(to_read_, [&](int from) {
       Cell& c = cell(from, ctx_.rank);
       if (load_acquire(c.sequence) != exchange_) return false;
-      if (c.bytes > capacity_ && !room_for(c.bytes, in_flight())) return false;
+      if (!c.address && c.bytes > capacity_ && !room_for(c.bytes, in_flight())) return false;
       take(from, c);
       store_release(c.consumed, exchange_);
       return true;
@@ -187,11 +199,39 @@ class SharedMemoryExchange : public StagedOperation {
   void take(int from, Cell& c) {
     const std::int64_t expected = recv().bytes[from];
     if (c.bytes != expected) note(MPI_ERR_TRUNCATE);
-    if (c.bytes <= capacity_)
+    if (c.address)
+      read_from(from, c.address, std::min(c.bytes, expected));
+    else if (c.bytes <= capacity_)
       copy_on_node(recv().at(from), block(c), std::min(c.bytes, expected));
     else  // posted now, in the pieces the sender sends: what does not fit fails as truncated
       post_pieces(recv().at(from), c.bytes, expected, from, true);
   }
+
+  // Whether a block of `bytes` goes by its address: the receiver reads it, one copy (as the
+  // blocking shared_memory's; its crossover, single_copy_above).
+  bool read_by_address(std::int64_t bytes) const {
+    return cells_->single_copy.ok() && (bytes > capacity_ || bytes > single_copy_above_);
+  }
+
+  void read_from(int from, std::uint64_t address, std::int64_t bytes) {
+    try {
+      cells_->single_copy.read(recv().at(from), from, reinterpret_cast<const void*>(address),
+                               static_cast<std::size_t>(bytes));
+    } catch (const Error&) {  // the kernel refused after all: reported, the exchange goes on
+      note(MPI_ERR_OTHER);
+    }
+  }
+
+  // Drops the readers that have taken the block sent them by address (their consumed number;
+  // a later exchange may have filled and emptied the cell since): once none is left, the
+  // caller may reuse its buffer.
+  void drop_readers_done() {
+    std::erase_if(unread_,
+                  [&](int to) { return load_acquire(cell(ctx_.rank, to).consumed) >= exchange_; });
+  }
+
+  // Peers whose cell is still to fill, to take, or whose reading is awaited.
+  std::size_t peers_left() const { return to_write_.size() + to_read_.size() + unread_.size(); }
 
   // Whether a block of `bytes` sent as messages fits beside `in_flight` requests of its kind
   // (sends or receives): under half the bound, or alone.
@@ -250,6 +290,8 @@ class SharedMemoryExchange : public StagedOperation {
   std::vector<int> to_write_, to_read_;  // peers whose cell is still to fill, to take
   std::vector<MPI_Request> sends_;       // large blocks' pieces in flight
   std::vector<int> indices_;             // MPI_Testsome's
+  std::vector<int> unread_;              // readers yet to take a block sent by address
+  std::int64_t single_copy_above_ = 0;
   std::unique_ptr<StagedOperation> direct_;
   bool done_ = false;
 };
@@ -264,9 +306,10 @@ std::size_t nonblocking_cell_bytes(int size) {
 std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
                                                              const CheckedCall& checked,
                                                              NonblockingSetup& setup,
-                                                             std::uint64_t sequence) {
+                                                             std::uint64_t sequence,
+                                                             std::int64_t single_copy_above) {
   std::unique_ptr<SharedMemoryExchange> exchange = setup.exchange<SharedMemoryExchange>();
-  exchange->prepare(call, checked, sequence);
+  exchange->prepare(call, checked, sequence, single_copy_above);
   return exchange;
 }
 

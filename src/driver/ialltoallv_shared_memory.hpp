@@ -22,6 +22,7 @@ std::size_t nonblocking_cell_bytes(int size);
 std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
                                                              const CheckedCall& checked,
                                                              NonblockingSetup& setup,
-                                                             std::uint64_t sequence);
+                                                             std::uint64_t sequence,
+                                                             std::int64_t single_copy_above);
 
 }  // namespace a2av

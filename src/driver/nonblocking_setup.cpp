@@ -110,8 +110,13 @@ bool NonblockingSetup::advance_cells(bool wait) {
       return done != 0;
     case Cells::kMaking:
       if (!maker_->advance(wait)) return false;
-      settle(maker_->take());
+      segment_made(maker_->take());
       maker_.reset();
+      return true;
+    case Cells::kProbing:
+      if (!prober_->advance(wait)) return false;
+      settle(std::move(segment_), prober_->take());
+      prober_.reset();
       return true;
     default:
       return false;
@@ -140,9 +145,19 @@ void NonblockingSetup::node_found() {
   step_ = Cells::kMaking;
 }
 
-void NonblockingSetup::settle(std::unique_ptr<NodeSegment> segment) {
+// Where every rank has its segment (an outcome they agree on), whether they can read each
+// other's memory.
+void NonblockingSetup::segment_made(std::unique_ptr<NodeSegment> segment) {
+  if (!segment || !segment->ok()) return settle(nullptr);
+  segment_ = std::move(segment);
+  prober_.emplace(ctx_.nonblocking);
+  step_ = Cells::kProbing;
+}
+
+void NonblockingSetup::settle(std::unique_ptr<NodeSegment> segment, SingleCopy single_copy) {
   if (segment && segment->ok())
     cells_.reset(new NodeCells{std::move(segment),
+                               std::move(single_copy),
                                oversubscribed(ctx_.size),
                                {},
                                0,

@@ -10,11 +10,13 @@
 //
 // The cells, made on the first start that asks for them: whether every rank is on this node (an
 // MPI_Iallreduce of the processor name's hash; A2AV_EMULATE_NODES's groups besides), then a
-// NodeSegmentMaker; both on the nonblocking duplicate, where they are its only collectives.
+// NodeSegmentMaker, then, where the segment was made, a SingleCopyMaker; all on the nonblocking
+// duplicate, where they are its only collectives.
 #pragma once
 
 #include "core/comm_context.hpp"
 #include "core/node_segment.hpp"
+#include "core/single_copy.hpp"
 #include "driver/nonblocking_operation.hpp"
 
 #include <algorithm>
@@ -31,6 +33,7 @@ namespace a2av {
 // The nonblocking shared-memory schedule's cells, on a communicator whose ranks share a node.
 struct NodeCells {
   std::unique_ptr<NodeSegment> segment;
+  SingleCopy single_copy;             // large blocks read from the sender where ok()
   bool cores_shared = false;          // more ranks on the node than cores
   std::vector<Operation*> in_flight;  // the exchanges on them on this rank, oldest first
   // This rank's exchanges on the cells, numbered as they begin, and by peer how many of them
@@ -116,14 +119,15 @@ class NonblockingSetup {
 
  private:
   friend class StagedOperation;
-  enum class Cells { kUnwanted, kWanted, kFindingNode, kMaking, kSettled };
+  enum class Cells { kUnwanted, kWanted, kFindingNode, kMaking, kProbing, kSettled };
 
   bool ready_for(const StagedOperation& op) const;
   // One step of the cells; `wait`: waits for its collective instead of testing it.
   bool advance_cells(bool wait);
   void find_node();
   void node_found();
-  void settle(std::unique_ptr<NodeSegment> segment);
+  void segment_made(std::unique_ptr<NodeSegment> segment);
+  void settle(std::unique_ptr<NodeSegment> segment, SingleCopy single_copy = {});
 
   const CommContext& ctx_;
   std::deque<StagedOperation*> waiting_;  // started, not begun, oldest first
@@ -132,6 +136,8 @@ class NonblockingSetup {
   std::array<std::uint64_t, 2> hashes_{};  // the processor name's hash and its complement
   MPI_Request finding_ = MPI_REQUEST_NULL;
   std::optional<NodeSegmentMaker> maker_;
+  std::unique_ptr<NodeSegment> segment_;  // while the single copy is probed
+  std::optional<SingleCopyMaker> prober_;
   std::unique_ptr<NodeCells> cells_;
   std::vector<std::unique_ptr<StagedOperation>> spares_;  // after cells_: they leave first
 };
