@@ -62,6 +62,9 @@ struct SparseOptions {
 class SparseResult {
  public:
   SparseResult() = default;
+  // Its received bytes' storage is kept by the thread for its next exchange (up to 16 MiB):
+  // a loop of exchanges allocates and grows no buffer once warm.
+  ~SparseResult();
   SparseResult(SparseResult&&) noexcept = default;
   SparseResult& operator=(SparseResult&&) noexcept = default;
   SparseResult(const SparseResult&) = delete;  // the messages view this result's storage

@@ -7,6 +7,7 @@
 #include "core/check.hpp"
 #include "core/environment.hpp"
 #include "core/p2p.hpp"
+#include "core/per_thread.hpp"
 #include "core/tags.hpp"
 
 #include <cstdlib>
@@ -166,6 +167,29 @@ void Inbox::receive(MPI_Status status, int tag, MPI_Comm comm) {
             "MPI_Recv");
 }
 
+namespace {
+
+// What a thread keeps of the results it freed: one buffer, the largest up to kMaxBytes,
+// freed with the thread. A result freed after that (a static one, at exit) keeps nothing:
+// `gone`, trivially destructible, can still be read then.
+A2AV_THREAD_LOCAL bool gone = false;
+struct KeptStorage {
+  static constexpr std::size_t kMaxBytes = std::size_t{16} << 20;
+  ReceivedBytes bytes;
+  ~KeptStorage() { gone = true; }
+};
+A2AV_THREAD_LOCAL KeptStorage kept;
+
+}  // namespace
+
+Inbox Inbox::with_kept_storage() {
+  Inbox inbox;
+  if (gone) return inbox;
+  inbox.storage_ = std::move(kept.bytes);
+  inbox.storage_.clear();
+  return inbox;
+}
+
 std::byte* Inbox::slot(int source, std::int64_t bytes) {
   const auto offset = static_cast<std::int64_t>(storage_.size());
   storage_.resize(storage_.size() + static_cast<std::size_t>(bytes));
@@ -189,6 +213,13 @@ SparseResult SparseResultBuilder::build(Inbox&& inbox, std::string algorithm,
   return result;
 }
 
+SparseResult::~SparseResult() {
+  if (gone || storage_.capacity() <= kept.bytes.capacity() ||
+      storage_.capacity() > KeptStorage::kMaxBytes)
+    return;
+  kept.bytes = std::move(storage_);
+}
+
 int next_sparse_tag(const CommContext& ctx) {
   return tags::kSparseMessages.cycle(ctx.sparse_rounds++);
 }
@@ -208,7 +239,7 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   std::optional<Statistics> agreed;
   if (chosen == Algorithm::automatic) chosen = choose_automatically(mine, ctx, local, agreed);
   const SparseContext at{comm, ctx, memory, mine, agreed};
-  Inbox inbox;
+  Inbox inbox = Inbox::with_kept_storage();
   const Fault fault = run(chosen, parcels, at, local, inbox);
   if (agreed && !fault)  // the same on every rank: the fault and the statistics are agreed
     ctx.sparse_max_messages = agreed->messages, ctx.sparse_max_bytes = agreed->bytes;

@@ -71,6 +71,10 @@ struct Fault {
 // What arrived: messages in arrival order, their bytes back to back in one buffer.
 class Inbox {
  public:
+  Inbox() = default;
+  // Receives into the storage of the last result this thread freed (~SparseResult), if any.
+  static Inbox with_kept_storage();
+
   // Room for a message of `bytes` from `source`, valid until the next call.
   std::byte* slot(int source, std::int64_t bytes);
   void add(int source, std::span<const std::byte> data) {

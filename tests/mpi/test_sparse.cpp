@@ -10,6 +10,7 @@
 #include <a2av/sparse.hpp>
 
 #include <cstring>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -122,6 +123,29 @@ TEST(Sparse, EveryAlgorithmLikeVendor) {
         }
       }
     }
+}
+
+// A freed result's storage serves the thread's next exchange (~SparseResult): results alive at
+// once keep their own bytes, whatever was freed between them, larger or smaller.
+TEST(Sparse, ResultsAliveTogetherKeepTheirBytes) {
+  const int me = rank_of(world()), size = size_of(world());
+  for (const std::string& algorithm : algorithms()) {
+    std::deque<SparseResult> alive;  // pop_front destroys the oldest in place
+    std::deque<std::vector<Received>> wanted;
+    for (int round = 0; round < 6; ++round) {
+      const int max_bytes = round % 2 ? 40 : 5000 * (round + 1);
+      const Outgoing out = random_pattern(me, size, 3, max_bytes, 50 + round);
+      wanted.push_back(vendor_exchange(out, world()));
+      alive.push_back(sparse_exchange(out.messages(), world(), {.algorithm = algorithm}));
+      if (round % 3 == 1) {  // the oldest freed: its storage goes to the next exchange
+        alive.pop_front();
+        wanted.pop_front();
+      }
+      for (std::size_t i = 0; i < alive.size(); ++i)
+        EXPECT_EQ(copied(alive[i]), wanted[i])
+            << algorithm << " round " << round << ", result " << i << " on rank " << me;
+    }
+  }
 }
 
 // Each rank sends many messages to one rank and to itself, interleaved: order per source kept.
