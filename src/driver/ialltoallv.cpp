@@ -52,19 +52,26 @@ class DirectExchange : public StagedOperation {
   explicit DirectExchange(NonblockingSetup& setup) : StagedOperation(setup, false) {}
 
   // Sets every member that depends on the call: a kept exchange serves the next call.
-  void prepare(const Call& call, std::int64_t send_extent, std::int64_t recv_extent,
+  void prepare(const Call& call, const TypeInfo& send_type, const TypeInfo& recv_type,
                std::uint64_t sequence) {
+    copy_.assign(call, setup_.context().size, send_type, recv_type);
+    send_extent_ = send_type.extent;
+    recv_extent_ = recv_type.extent;
+    packed_.clear();
+    if (call.in_place()) pack_in_place(recv_extent_);
+    restart(sequence);
+  }
+
+  // Ready to run its call again, as the operation started `sequence`-th.
+  void restart(std::uint64_t sequence) {
     restart_stage();
-    copy_.assign(call, setup_.context().size);
-    send_extent_ = send_extent;
-    recv_extent_ = recv_extent;
     tag_ = tags::kNonblockingDirect.cycle(sequence);
     limit_ = nonblocking_in_flight();
     next_step_ = 0;
-    packed_.clear();
-    if (call.in_place()) pack_in_place(recv_extent);
     reserve_requests(2 * setup_.context().size);
   }
+
+  bool repeats(const Call& call) const { return copy_.repeats(call, setup_.context().size); }
 
   void begin() override {
     const int size = setup_.context().size;
@@ -234,21 +241,29 @@ struct Made {
   const char* name = nullptr;
 };
 
-Made make_exchange(NonblockingSchedule schedule, const Call& call, const CheckedCall& checked,
-                   NonblockingSetup& setup, std::uint64_t sequence) {
-  if (schedule == NonblockingSchedule::tuna)
-    return {
-        make_tuna_exchange(call, checked, setup,
-                           tuna_shape(requested_spec()->params, setup.context().size), sequence),
-        "tuna"};
+Made make_exchange(NonblockingSchedule schedule, const Call& call, NonblockingSetup& setup,
+                   std::uint64_t sequence) {
+  const int size = setup.context().size;
+  if (schedule == NonblockingSchedule::tuna) {
+    CheckedCall fresh;
+    return {make_tuna_exchange(call, checked_call(call, size, fresh), setup,
+                               tuna_shape(requested_spec()->params, size), sequence),
+            "tuna"};
+  }
   if (schedule == NonblockingSchedule::shared_memory)
     return {
-        make_shared_memory_exchange(call, checked, setup, sequence,
+        make_shared_memory_exchange(call, setup, sequence,
                                     shared_memory_single_copy_above(spec_params(requested_spec()))),
         "shared_memory"};
-  return {make_direct_exchange(call, checked.send_type.extent, checked.recv_type.extent, setup,
-                               sequence),
-          "direct"};
+  auto [exchange, repeats] = setup.exchange<DirectExchange>(call);
+  if (repeats) {
+    exchange->restart(sequence);
+  } else {
+    CheckedCall fresh;
+    const CheckedCall& checked = checked_call(call, size, fresh);
+    exchange->prepare(call, checked.send_type, checked.recv_type, sequence);
+  }
+  return {std::move(exchange), "direct"};
 }
 
 }  // namespace
@@ -258,21 +273,27 @@ int nonblocking_in_flight() {
   return spec && spec->in_flight ? spec->in_flight : InFlight::default_limit();
 }
 
-std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
-                                                      std::int64_t recv_extent,
+const CheckedCall& checked_call(const Call& call, int size, CheckedCall& fresh) {
+  CheckedCall& checked = size <= RecentCalls::kMaxRecentSize ? per_thread<CheckedCall>() : fresh;
+  check_call(call, size, checked);
+  if (checked.code != 0) throw Error(checked.code, checked.message);
+  return checked;
+}
+
+std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, const TypeInfo& send_type,
+                                                      const TypeInfo& recv_type,
                                                       NonblockingSetup& setup,
                                                       std::uint64_t sequence) {
-  std::unique_ptr<DirectExchange> exchange = setup.exchange<DirectExchange>();
-  exchange->prepare(call, send_extent, recv_extent, sequence);
+  std::unique_ptr<DirectExchange> exchange = setup.exchange<DirectExchange>(call).exchange;
+  exchange->prepare(call, send_type, recv_type, sequence);
   return exchange;
 }
 
 NonblockingStart start_ialltoallv(const Call& call) {
   const CommContext& ctx = started_context(call.comm);
   if (ctx.is_intercomm) {
-    CheckedCall checked;
-    check_call(call, ctx.size, checked);
-    if (checked.code != 0) throw Error(checked.code, checked.message);
+    CheckedCall fresh;
+    checked_call(call, ctx.size, fresh);
     return {start_request(std::make_unique<VendorExchange>(call, ctx)), "vendor", 0};
   }
   NonblockingSetup& setup = nonblocking_setup(ctx);
@@ -282,13 +303,7 @@ NonblockingStart start_ialltoallv(const Call& call) {
     // Once for the whole start (each step would take it for itself): no MPI call here blocks.
     const ProgressHold hold;
     const NonblockingSchedule schedule = choose(call, ctx, setup);
-    // Reused as the blocking call's (driver/alltoallv.cpp): the exchange keeps its own copies.
-    CheckedCall fresh;
-    CheckedCall& checked =
-        ctx.size <= RecentCalls::kMaxRecentSize ? per_thread<CheckedCall>() : fresh;
-    check_call(call, ctx.size, checked);
-    if (checked.code != 0) throw Error(checked.code, checked.message);
-    made = make_exchange(schedule, call, checked, setup, ctx.nonblocking_started++);
+    made = make_exchange(schedule, call, setup, ctx.nonblocking_started++);
     temp = made.exchange->temp_bytes();
     setup.start(*made.exchange);
   }

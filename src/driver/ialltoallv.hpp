@@ -23,17 +23,23 @@ struct NonblockingStart {
 // Checks this rank's arguments (throws a2av::Error; nothing is agreed across ranks, as with
 // MPI_Ialltoallv, so a rank that gets an error must not leave its peers waiting) and starts
 // the exchange, without waiting for the other ranks (driver/nonblocking_setup.hpp). The count
-// and displacement arrays are read here only.
+// and displacement arrays are read here only. A call equal to the one a kept exchange ran
+// (CallCopy::repeats: every argument compared) is not checked again.
 NonblockingStart start_ialltoallv(const Call& call);
 
 // The bound on requests in flight of the nonblocking schedules: A2AV_ALGORITHM's in_flight=N,
 // else A2AV_MAX_IN_FLIGHT.
 int nonblocking_in_flight();
 
-// The direct schedule for a checked call (extents of its datatypes), on `setup`'s communicator,
+// This rank's arguments checked (throws a2av::Error): in the thread's CheckedCall, reused as
+// the blocking driver's, up to RecentCalls::kMaxRecentSize ranks, else in `fresh`. An exchange
+// keeps its own copies of what it needs.
+const CheckedCall& checked_call(const Call& call, int size, CheckedCall& fresh);
+
+// The direct schedule for a checked call (its datatypes' layout), on `setup`'s communicator,
 // as the operation started `sequence`-th there.
-std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, std::int64_t send_extent,
-                                                      std::int64_t recv_extent,
+std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, const TypeInfo& send_type,
+                                                      const TypeInfo& recv_type,
                                                       NonblockingSetup& setup,
                                                       std::uint64_t sequence);
 

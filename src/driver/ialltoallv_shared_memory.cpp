@@ -67,9 +67,23 @@ class SharedMemoryExchange : public StagedOperation {
     if (cells_) std::erase(cells_->in_flight, this);
   }
 
-  // Sets every member that depends on the call: a kept exchange serves the next call.
+  // Takes `call`, checked: a kept exchange serves the next call.
   void prepare(const Call& call, const CheckedCall& checked, std::uint64_t sequence,
                std::int64_t single_copy_above) {
+    blocks_.assign(call, checked, ctx_.size);
+    restart(sequence, single_copy_above);
+  }
+
+  // The same call again (CallCopy::repeats): its checks and layout stand.
+  void again(std::uint64_t sequence, std::int64_t single_copy_above) {
+    blocks_.again();
+    restart(sequence, single_copy_above);
+  }
+
+  bool repeats(const Call& call) const { return blocks_.repeats(call, ctx_.size); }
+
+  // Sets every member that depends on the call but the blocks.
+  void restart(std::uint64_t sequence, std::int64_t single_copy_above) {
     restart_stage();
     single_copy_above_ = single_copy_above;
     unread_.clear();
@@ -78,11 +92,8 @@ class SharedMemoryExchange : public StagedOperation {
     order_ = 0;
     tag_ = tags::kNonblockingSharedMemory.cycle(sequence);
     limit_ = nonblocking_in_flight();
-    send_extent_ = checked.send_type.extent;
-    recv_extent_ = checked.recv_type.extent;
     stride_ = 0;
     capacity_ = 0;
-    blocks_.assign(call, checked, ctx_.size);
     // Large blocks' sends, one piece each mostly: at most half the bound, or the peers.
     sends_.clear();
     sends_.reserve(static_cast<std::size_t>(std::min(ctx_.size, limit_ / 2)));
@@ -101,8 +112,8 @@ class SharedMemoryExchange : public StagedOperation {
   void begin() override {
     cells_ = setup_.cells();
     if (!cells_) {
-      direct_ =
-          make_direct_exchange(blocks_.call(), send_extent_, recv_extent_, setup_, exchange_ - 1);
+      direct_ = make_direct_exchange(blocks_.call(), blocks_.send_type(), blocks_.recv_type(),
+                                     setup_, exchange_ - 1);
       return direct_->begin();
     }
     cells_->in_flight.push_back(this);
@@ -283,7 +294,6 @@ class SharedMemoryExchange : public StagedOperation {
   std::uint64_t order_ = 0;  // among this rank's exchanges on the cells (NodeCells::begun)
   int tag_ = 0;    // of blocks too large for a cell: kNonblockingSharedMemory (core/tags.hpp)
   int limit_ = 0;  // requests in flight at most: half for sends, half for receives
-  std::int64_t send_extent_ = 0, recv_extent_ = 0;
   std::size_t stride_ = 0;
   std::int64_t capacity_ = 0;
   NonblockingBlocks blocks_;
@@ -304,13 +314,18 @@ std::size_t nonblocking_cell_bytes(int size) {
 }
 
 std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
-                                                             const CheckedCall& checked,
                                                              NonblockingSetup& setup,
                                                              std::uint64_t sequence,
                                                              std::int64_t single_copy_above) {
-  std::unique_ptr<SharedMemoryExchange> exchange = setup.exchange<SharedMemoryExchange>();
-  exchange->prepare(call, checked, sequence, single_copy_above);
-  return exchange;
+  auto [exchange, repeats] = setup.exchange<SharedMemoryExchange>(call);
+  if (repeats) {
+    exchange->again(sequence, single_copy_above);
+  } else {
+    CheckedCall fresh;
+    exchange->prepare(call, checked_call(call, setup.context().size, fresh), sequence,
+                      single_copy_above);
+  }
+  return std::move(exchange);
 }
 
 }  // namespace a2av

@@ -19,8 +19,8 @@ std::size_t nonblocking_cell_bytes(int size);
 // started on it (the same on every rank). It begins on the cells once they are made, or as the
 // direct schedule where they turn out impossible (the ranks do not share a node, no memory), on
 // every rank alike.
+// Checks `call` unless it repeats a kept exchange's (driver/ialltoallv.hpp).
 std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
-                                                             const CheckedCall& checked,
                                                              NonblockingSetup& setup,
                                                              std::uint64_t sequence,
                                                              std::int64_t single_copy_above);

@@ -17,14 +17,36 @@ const T* copied(const T* values, int size, std::vector<T>& copy) {
   return copy.data();
 }
 
+// Whether `values` holds the `size` values of `copy`.
+template <class T, class U>
+bool same(const T* values, int size, const std::vector<U>& copy) {
+  return values && copy.size() == static_cast<std::size_t>(size) &&
+         std::equal(copy.begin(), copy.end(), values);
+}
+
 }  // namespace
 
-void CallCopy::assign(const Call& call, int size) {
+void CallCopy::assign(const Call& call, int size, const TypeInfo& send_type,
+                      const TypeInfo& recv_type) {
+  send_type_ = send_type;
+  recv_type_ = recv_type;
   call_ = call;
   call_.sendcounts = copied(call.sendcounts, size, sendcounts_);
   call_.recvcounts = copied(call.recvcounts, size, recvcounts_);
   call_.sdispls = copied(call.sdispls, size, sdispls_);
   call_.rdispls = copied(call.rdispls, size, rdispls_);
+}
+
+bool CallCopy::repeats(const Call& call, int size) const {
+  if (call.in_place() || call.rejected || call.sendbuf != call_.sendbuf ||
+      call.recvbuf != call_.recvbuf || call.sendtype != call_.sendtype ||
+      call.recvtype != call_.recvtype || call.comm != call_.comm ||
+      !same(call.sendcounts, size, sendcounts_) || !same(call.sdispls, size, sdispls_) ||
+      !same(call.recvcounts, size, recvcounts_) || !same(call.rdispls, size, rdispls_))
+    return false;
+  const TypeInfo recv_type = type_info(call.recvtype);
+  const TypeInfo send_type = call.sendtype == call.recvtype ? recv_type : type_info(call.sendtype);
+  return send_type == send_type_ && recv_type == recv_type_;
 }
 
 std::int64_t CallCopy::bytes() const {
@@ -34,7 +56,7 @@ std::int64_t CallCopy::bytes() const {
 }
 
 void NonblockingBlocks::assign(const Call& call, const CheckedCall& checked, int size) {
-  copy_.assign(call, size);
+  copy_.assign(call, size, checked.send_type, checked.recv_type);
   view_.assign(copy_.call(), checked, memory_);
   view_.begin();
 }

@@ -20,8 +20,12 @@ class CallCopy {
   CallCopy() = default;
   CallCopy(const CallCopy&) = delete;
   CallCopy& operator=(const CallCopy&) = delete;
-  // Copies `call`'s arrays, reusing this copy's storage.
-  void assign(const Call& call, int size);
+  // Copies `call`'s arrays, reusing this copy's storage; its datatypes' layout beside them.
+  void assign(const Call& call, int size, const TypeInfo& send_type, const TypeInfo& recv_type);
+  // Whether `call` is the call copied: the same buffers, datatype handles and layouts (queried
+  // again: a freed handle may come back as another type), counts and displacements. Never
+  // for MPI_IN_PLACE, nor for a copy never assigned.
+  bool repeats(const Call& call, int size) const;
 
   const Call& call() const { return call_; }
   std::int64_t bytes() const;
@@ -29,6 +33,7 @@ class CallCopy {
  private:
   std::vector<MPI_Count> sendcounts_, recvcounts_;
   std::vector<MPI_Aint> sdispls_, rdispls_;
+  TypeInfo send_type_{}, recv_type_{};
   Call call_{};
 };
 
@@ -41,7 +46,13 @@ class NonblockingBlocks {
   // contiguous.
   void assign(const Call& call, const CheckedCall& checked, int size);
 
+  // The same call again (CallCopy::repeats): the layout stands; packs the send data anew.
+  bool repeats(const Call& call, int size) const { return copy_.repeats(call, size); }
+  void again() { view_.begin(); }
+
   const Call& call() const { return copy_.call(); }
+  const TypeInfo& send_type() const { return view_.send_type(); }
+  const TypeInfo& recv_type() const { return view_.recv_type(); }
   const ByteBlocks& send() const { return view_.send(); }
   const ByteBlocks& recv() const { return view_.recv(); }
   // This rank's block to itself; false (and as much as fits copied) if the two sides'

@@ -107,10 +107,16 @@ class NonblockingSetup {
   // ranks match with theirs in order.
   void begin_all();
 
-  // An exchange of type T to prepare for a new call: one kept from an earlier call (with its
-  // storage: a loop of exchanges allocates nothing once warm), else a new one.
+  // An exchange of type T to prepare for `call`: one kept from an earlier call (with its
+  // storage: a loop of exchanges allocates nothing once warm), that of an equal call if there
+  // is one (`repeats`: its checks and layout stand), else a new one.
   template <class T>
-  std::unique_ptr<T> exchange();
+  struct Reused {
+    std::unique_ptr<T> exchange;
+    bool repeats = false;
+  };
+  template <class T>
+  Reused<T> exchange(const Call& call);
   // Keeps a retired exchange for a later call; at most kSpares, of at most kSpareBytes each
   // (their temp_bytes(): memory the communicator holds between calls).
   void keep(StagedOperation* op);
@@ -143,18 +149,19 @@ class NonblockingSetup {
 };
 
 template <class T>
-std::unique_ptr<T> NonblockingSetup::exchange() {
-  {
-    const ProgressHold hold;  // other threads' requests are retired into spares_
-    const auto kept = std::find_if(spares_.begin(), spares_.end(),
-                                   [](const auto& spare) { return typeid(*spare) == typeid(T); });
-    if (kept != spares_.end()) {
-      std::unique_ptr<T> reused(static_cast<T*>(kept->release()));
-      spares_.erase(kept);
-      return reused;
-    }
+NonblockingSetup::Reused<T> NonblockingSetup::exchange(const Call& call) {
+  const ProgressHold hold;  // other threads' requests are retired into spares_
+  auto kept = spares_.end();
+  bool repeats = false;
+  for (auto spare = spares_.begin(); spare != spares_.end() && !repeats; ++spare) {
+    if (typeid(**spare) != typeid(T)) continue;
+    repeats = static_cast<const T&>(**spare).repeats(call);
+    if (repeats || kept == spares_.end()) kept = spare;
   }
-  return std::make_unique<T>(*this);
+  if (kept == spares_.end()) return {std::make_unique<T>(*this)};
+  std::unique_ptr<T> reused(static_cast<T*>(kept->release()));
+  spares_.erase(kept);
+  return {std::move(reused), repeats};
 }
 
 // The communicator's setup, kept in its context.

@@ -88,6 +88,40 @@ TEST(Ialltoallv, EachCallLikeVendorWhenExchangesAreReused) {
       }
 }
 
+// A call repeating a kept exchange's arguments skips the checks and the layout
+// (CallCopy::repeats): counts changed in the caller's own arrays, and a datatype freed and made
+// again with another layout (MPI may hand out the same handle), must still be seen.
+TEST(Ialltoallv, RepeatedCallsSeeChangedCountsAndTypes) {
+  const int me = rank_of(world()), size = size_of(world());
+  std::vector<int> counts(size), displs(size);
+  std::vector<int> send(4 * size * 8), got(4 * size * 8), want(4 * size * 8);
+  for (std::size_t k = 0; k < send.size(); ++k) send[k] = me * 100000 + static_cast<int>(k);
+  for (int round = 0; round < 6; ++round) {
+    const int ints = 1 + round % 3;  // the type's ints: its layout changes under one handle
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(ints, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    // The same arrays throughout, new values in repeat 2 only: a round's first call repeats the
+    // last round's but for the datatype.
+    for (int repeat = 0; repeat < 4; ++repeat) {
+      for (int j = 0; j < size; ++j)
+        counts[j] = repeat != 2 ? 2 : (me + j + round) % 3, displs[j] = 2 * j;
+      std::fill(got.begin(), got.end(), -1);
+      std::fill(want.begin(), want.end(), -1);
+      MPI_Alltoallv(send.data(), counts.data(), displs.data(), type, want.data(), counts.data(),
+                    displs.data(), type, world());
+      MPI_Request request = MPI_REQUEST_NULL;
+      ASSERT_EQ(A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), type, got.data(),
+                                counts.data(), displs.data(), type, world(), &request),
+                A2AV_SUCCESS)
+          << A2AV_Last_error_message();
+      EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      EXPECT_EQ(got, want) << "round " << round << ", repeat " << repeat << " on rank " << me;
+    }
+    MPI_Type_free(&type);
+  }
+}
+
 TEST(Ialltoallv, CompletedByTestAndWaitall) {
   const int me = rank_of(world()), size = size_of(world());
   std::vector<Exchange> exchanges;
