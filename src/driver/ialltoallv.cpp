@@ -38,6 +38,7 @@
 #include "driver/recent_calls.hpp"
 
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -57,6 +58,9 @@ class DirectExchange : public StagedOperation {
     copy_.assign(call, setup_.context().size, send_type, recv_type);
     send_extent_ = send_type.extent;
     recv_extent_ = recv_type.extent;
+    own_bytes_.reset();
+    if (!call.in_place() && send_type.contiguous && recv_type.contiguous)
+      own_bytes_ = own_block(call, send_type, recv_type);
     packed_.clear();
     if (call.in_place()) pack_in_place(recv_extent_);
     restart(sequence);
@@ -75,6 +79,7 @@ class DirectExchange : public StagedOperation {
 
   void begin() override {
     const int size = setup_.context().size;
+    if (own_bytes_) copy_own_block();
     if (2 * size > limit_) return post_steps();
     for (int i = 0; i < size; ++i) post_receive(i);
     for (int i = 0; i < size; ++i) post_send(i);
@@ -98,12 +103,35 @@ class DirectExchange : public StagedOperation {
   bool reusable() const override { return !copy_.call().in_place(); }
 
  private:
-  // Step i's receive, from rank - i (none from itself in place).
+  // The own block of contiguous datatypes, copied here: a message to itself costs more.
+  struct OwnBlock {
+    std::int64_t send_offset, send_bytes, recv_offset, recv_bytes;
+  };
+  OwnBlock own_block(const Call& call, const TypeInfo& send_type, const TypeInfo& recv_type) {
+    const int me = setup_.context().rank;
+    return {call.sdispls[me] * send_type.extent + send_type.true_lb,
+            call.sendcounts[me] * send_type.size,
+            call.rdispls[me] * recv_type.extent + recv_type.true_lb,
+            call.recvcounts[me] * recv_type.size};
+  }
+
+  // As MPI's message to itself: what fits, and MPI_ERR_TRUNCATE where the sizes differ.
+  void copy_own_block() {
+    const Call& call = copy_.call();
+    const std::int64_t bytes = std::min(own_bytes_->send_bytes, own_bytes_->recv_bytes);
+    if (bytes > 0)
+      std::memcpy(static_cast<std::byte*>(call.recvbuf) + own_bytes_->recv_offset,
+                  static_cast<const std::byte*>(call.sendbuf) + own_bytes_->send_offset,
+                  static_cast<std::size_t>(bytes));
+    if (own_bytes_->send_bytes != own_bytes_->recv_bytes) note(MPI_ERR_TRUNCATE);
+  }
+
+  // Step i's receive, from rank - i (none from itself in place, or where it is copied).
   void post_receive(int i) {
     const Call& call = copy_.call();
     const CommContext& ctx = setup_.context();
     const int from = (ctx.rank - i + ctx.size) % ctx.size;
-    if (i == 0 && call.in_place()) return;
+    if (i == 0 && (call.in_place() || own_bytes_)) return;
     const int count = static_cast<int>(call.recvcounts[from]);
     posted(MPI_Irecv(at(call.recvbuf, call.rdispls[from], recv_extent_), count, call.recvtype, from,
                      tag_, ctx.nonblocking, &add(count)),
@@ -115,7 +143,7 @@ class DirectExchange : public StagedOperation {
     const Call& call = copy_.call();
     const CommContext& ctx = setup_.context();
     const int to = (ctx.rank + i) % ctx.size;
-    if (i == 0 && call.in_place()) return;
+    if (i == 0 && (call.in_place() || own_bytes_)) return;
     if (call.in_place()) {
       posted(MPI_Isend(packed_.data() + packed_offset_[to], packed_bytes_[to], MPI_PACKED, to, tag_,
                        ctx.nonblocking, &add()),
@@ -173,9 +201,10 @@ class DirectExchange : public StagedOperation {
   CallCopy copy_;
   std::int64_t send_extent_ = 0, recv_extent_ = 0;
   int tag_ = 0;
-  int limit_ = 0;                  // requests in flight at most, where 2P exceed it
-  int next_step_ = 0;              // the first step not posted
-  std::vector<std::byte> packed_;  // MPI_IN_PLACE: the blocks to send
+  int limit_ = 0;                      // requests in flight at most, where 2P exceed it
+  int next_step_ = 0;                  // the first step not posted
+  std::optional<OwnBlock> own_bytes_;  // where the own block is copied, not sent
+  std::vector<std::byte> packed_;      // MPI_IN_PLACE: the blocks to send
   std::vector<int> packed_bytes_, packed_offset_;
 };
 

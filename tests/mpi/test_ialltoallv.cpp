@@ -204,13 +204,14 @@ TEST(Ialltoallv, DerivedTypesLikeVendor) {
   MPI_Type_free(&strided);
 }
 
-// Each rank expects `delta` more ints from its right neighbour than it sends: every rank's
-// MPI_Wait fails, and the next exchange is exact (no message was left behind).
-void disagree(int sent, int delta) {
+// Each rank expects `delta` more ints from the rank `offset` to its right (itself for 0) than
+// it sends: every rank's MPI_Wait fails, and the next exchange is exact (no message was left
+// behind).
+void disagree(int sent, int delta, int offset = 1) {
   const int me = rank_of(world()), size = size_of(world());
-  if (size == 1) return;
+  if (size == 1 && offset != 0) return;
   std::vector<int> counts(size, sent), displs(size), recvcounts(size, sent), rdispls(size);
-  recvcounts[(me + 1) % size] = sent + delta;
+  recvcounts[(me + offset) % size] = sent + delta;
   const int slot = sent + std::max(delta, 0);
   for (int j = 0; j < size; ++j) displs[j] = j * sent, rdispls[j] = j * slot;
   std::vector<int> send(size * sent, me), recv(size * slot);
@@ -234,6 +235,12 @@ void disagree(int sent, int delta) {
 TEST(Ialltoallv, SmallBlocksThatDisagreeFail) {
   disagree(3, -1);
   disagree(3, 1);
+}
+
+// The own block (copied, not sent, by the direct schedule for contiguous types).
+TEST(Ialltoallv, OwnBlocksThatDisagreeFail) {
+  disagree(3, -1, 0);
+  disagree(3, 1, 0);
 }
 
 TEST(Ialltoallv, LargeBlocksThatDisagreeFail) {
