@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
         const double total = timed(start, pure, every * 1e-6, trials);
         const double overlap = std::clamp(100 * (1 - (total - pure) / pure), 0.0, 100.0);
         if (rank == 0)
-          fmt::print("{:>4} {:>8} {:>9} {:<18} {:>10.1f} {:>10.1f} {:>7.0f}%\n", size, s, every,
+          fmt::print("{:>4} {:>8} {:>9} {:<18} {:>10.2f} {:>10.2f} {:>7.0f}%\n", size, s, every,
                      name, pure * 1e6, total * 1e6, overlap);
       }
     }
