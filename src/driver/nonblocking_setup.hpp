@@ -19,7 +19,6 @@
 #include "core/single_copy.hpp"
 #include "driver/nonblocking_operation.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
