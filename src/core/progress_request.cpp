@@ -18,14 +18,19 @@ std::mutex& progress_mutex() {
   return mutex;
 }
 
-// Whether this thread holds progress_mutex(): MPI calls made under it run the progress
-// callback again, which must then do nothing. Read on every MPI call: per_thread's fast TLS.
-struct Holding {
-  bool on = false;
+// Per thread, read on every MPI call: per_thread's fast TLS.
+struct ThreadProgress {
+  // Whether this thread holds progress_mutex(): MPI calls made under it run the progress
+  // callback again, which must then do nothing.
+  bool holding = false;
+  // Whether this thread runs the operations from Open MPI's progress engine, and whether that
+  // engine yields the core after a pass with nothing done.
+  bool in_engine = false;
+  bool engine_yields = false;
 };
 
 bool& holding() {
-  return per_thread<Holding>().on;
+  return per_thread<ThreadProgress>().holding;
 }
 #endif
 
@@ -115,21 +120,43 @@ PendingList& pending() {
   return list;
 }
 
+// Open MPI's engine yields the core after a pass with nothing done where it is told to
+// (opal_progress_yield_when_idle: set when the node has more ranks than cores).
+bool engine_yields_when_idle() {
+  static const auto* flag =
+      static_cast<const bool*>(dlsym(RTLD_DEFAULT, "opal_progress_yield_when_idle"));
+  return flag && *flag;
+}
+
+void set_yield_when_idle(bool yields) {
+  using SetFn = void (*)(bool);
+  static const auto fn =
+      reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle"));
+  if (fn) fn(yields);
+}
+
 int progress_all() {
   PendingList& list = pending();
   if (list.count.load(std::memory_order_relaxed) == 0 || holding()) return 0;
   std::unique_lock lock(progress_mutex(), std::try_to_lock);
   if (!lock) return 0;  // another thread is advancing them
-  holding() = true;
+  ThreadProgress& thread = per_thread<ThreadProgress>();
+  thread.holding = thread.in_engine = true;
+  // The engine yields once after this pass if it did nothing; the MPI calls of the operations
+  // (MPI_Test, a pass of the engine each) must not yield again meanwhile.
+  thread.engine_yields = engine_yields_when_idle();
+  if (thread.engine_yields) set_yield_when_idle(false);
   list.completed.clear();
   std::erase_if(list.operations, [&](Pending* p) {
     if (!p->operation->progress()) return false;
     list.completed.push_back(p->request);
     return true;
   });
+  if (thread.engine_yields) set_yield_when_idle(true);
+  thread.in_engine = false;
   list.count.store(list.operations.size(), std::memory_order_relaxed);
   for (MPI_Request r : list.completed) MPI_Grequest_complete(r);  // may free the Pending
-  holding() = false;
+  thread.holding = false;
   return static_cast<int>(list.completed.size());
 }
 
@@ -165,6 +192,15 @@ void start(Pending* p) {
 #endif
 
 }  // namespace
+
+bool progress_loop_yields() {
+#if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
+  const ThreadProgress& thread = per_thread<ThreadProgress>();
+  return thread.in_engine && thread.engine_yields;
+#else
+  return false;
+#endif
+}
 
 #ifdef A2AV_SIMULATION
 ProgressHold::ProgressHold() : outermost_(false) {}

@@ -135,7 +135,7 @@ class SharedMemoryExchange : public StagedOperation {
     all_tested(MPI_BYTE);  // completed receives make room for more
     read();
     drop_readers_done();
-    if (peers_left() == before && before > 0 && cells_->cores_shared)
+    if (peers_left() == before && before > 0 && cells_->cores_shared && !progress_loop_yields())
       yield_core();  // let the peers this rank waits for run
     if (peers_left() > 0 || !all_tested(MPI_BYTE) || sends_in_flight()) return false;
     blocks_.finish();
