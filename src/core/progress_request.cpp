@@ -23,9 +23,8 @@ struct ThreadProgress {
   // Whether this thread holds progress_mutex(): MPI calls made under it run the progress
   // callback again, which must then do nothing.
   bool holding = false;
-  // Whether this thread runs the operations from Open MPI's progress engine, and whether that
-  // engine yields the core after a pass with nothing done.
-  bool in_engine = false;
+  // Whether this thread advances the operations from Open MPI's progress engine, which
+  // yields the core after a pass with nothing done.
   bool engine_yields = false;
 };
 
@@ -141,7 +140,7 @@ int progress_all() {
   std::unique_lock lock(progress_mutex(), std::try_to_lock);
   if (!lock) return 0;  // another thread is advancing them
   ThreadProgress& thread = per_thread<ThreadProgress>();
-  thread.holding = thread.in_engine = true;
+  thread.holding = true;
   // The engine yields once after this pass if it did nothing; the MPI calls of the operations
   // (MPI_Test, a pass of the engine each) must not yield again meanwhile.
   thread.engine_yields = engine_yields_when_idle();
@@ -153,7 +152,7 @@ int progress_all() {
     return true;
   });
   if (thread.engine_yields) set_yield_when_idle(true);
-  thread.in_engine = false;
+  thread.engine_yields = false;
   list.count.store(list.operations.size(), std::memory_order_relaxed);
   for (MPI_Request r : list.completed) MPI_Grequest_complete(r);  // may free the Pending
   thread.holding = false;
@@ -195,8 +194,7 @@ void start(Pending* p) {
 
 bool progress_loop_yields() {
 #if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
-  const ThreadProgress& thread = per_thread<ThreadProgress>();
-  return thread.in_engine && thread.engine_yields;
+  return per_thread<ThreadProgress>().engine_yields;
 #else
   return false;
 #endif

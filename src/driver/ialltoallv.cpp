@@ -52,6 +52,10 @@ class DirectExchange : public StagedOperation {
  public:
   explicit DirectExchange(NonblockingSetup& setup) : StagedOperation(setup, false) {}
 
+  void prepare(const Call& call, const CheckedCall& checked, std::uint64_t sequence) {
+    prepare(call, checked.send_type, checked.recv_type, sequence);
+  }
+
   // Sets every member that depends on the call: a kept exchange serves the next call.
   void prepare(const Call& call, const TypeInfo& send_type, const TypeInfo& recv_type,
                std::uint64_t sequence) {
@@ -63,11 +67,11 @@ class DirectExchange : public StagedOperation {
       own_bytes_ = own_block(call, send_type, recv_type);
     packed_.clear();
     if (call.in_place()) pack_in_place(recv_extent_);
-    restart(sequence);
+    again(sequence);
   }
 
-  // Ready to run its call again, as the operation started `sequence`-th.
-  void restart(std::uint64_t sequence) {
+  // Ready to run its call again (CallCopy::repeats), as the operation started `sequence`-th.
+  void again(std::uint64_t sequence) {
     restart_stage();
     tag_ = tags::kNonblockingDirect.cycle(sequence);
     limit_ = nonblocking_in_flight();
@@ -284,15 +288,7 @@ Made make_exchange(NonblockingSchedule schedule, const Call& call, NonblockingSe
         make_shared_memory_exchange(call, setup, sequence,
                                     shared_memory_single_copy_above(spec_params(requested_spec()))),
         "shared_memory"};
-  auto [exchange, repeats] = setup.exchange<DirectExchange>(call);
-  if (repeats) {
-    exchange->restart(sequence);
-  } else {
-    CheckedCall fresh;
-    const CheckedCall& checked = checked_call(call, size, fresh);
-    exchange->prepare(call, checked.send_type, checked.recv_type, sequence);
-  }
-  return {std::move(exchange), "direct"};
+  return {ready_exchange<DirectExchange>(call, setup, sequence), "direct"};
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "core/call.hpp"
+#include "driver/nonblocking_setup.hpp"
 
 #include <mpi.h>
 
@@ -10,9 +11,6 @@
 #include <memory>
 
 namespace a2av {
-
-class NonblockingSetup;
-class StagedOperation;
 
 struct NonblockingStart {
   MPI_Request request = MPI_REQUEST_NULL;
@@ -35,6 +33,22 @@ int nonblocking_in_flight();
 // the blocking driver's, up to RecentCalls::kMaxRecentSize ranks, else in `fresh`. An exchange
 // keeps its own copies of what it needs.
 const CheckedCall& checked_call(const Call& call, int size, CheckedCall& fresh);
+
+// An exchange of type T ready to begin `call`, as the operation started `sequence`-th on
+// `setup`'s communicator: a kept one that ran an equal call starts it again unchecked
+// (T::again), else a kept or new one takes the call checked (T::prepare); `args` go to both.
+template <class T, class... Args>
+std::unique_ptr<T> ready_exchange(const Call& call, NonblockingSetup& setup, std::uint64_t sequence,
+                                  const Args&... args) {
+  auto [exchange, repeats] = setup.exchange<T>(call);
+  if (repeats) {
+    exchange->again(sequence, args...);
+  } else {
+    CheckedCall fresh;
+    exchange->prepare(call, checked_call(call, setup.context().size, fresh), sequence, args...);
+  }
+  return std::move(exchange);
+}
 
 // The direct schedule for a checked call (its datatypes' layout), on `setup`'s communicator,
 // as the operation started `sequence`-th there.

@@ -317,15 +317,7 @@ std::unique_ptr<StagedOperation> make_shared_memory_exchange(const Call& call,
                                                              NonblockingSetup& setup,
                                                              std::uint64_t sequence,
                                                              std::int64_t single_copy_above) {
-  auto [exchange, repeats] = setup.exchange<SharedMemoryExchange>(call);
-  if (repeats) {
-    exchange->again(sequence, single_copy_above);
-  } else {
-    CheckedCall fresh;
-    exchange->prepare(call, checked_call(call, setup.context().size, fresh), sequence,
-                      single_copy_above);
-  }
-  return std::move(exchange);
+  return ready_exchange<SharedMemoryExchange>(call, setup, sequence, single_copy_above);
 }
 
 }  // namespace a2av
