@@ -4,12 +4,18 @@
 // later, every rank knows exactly what came to it and copies it out. No census, no probing,
 // no consensus rounds: one barrier per exchange, and one atomic per message.
 //
+// A message above 256 KiB, or above 64 KiB and finding the sender's part full, is read by its
+// destination straight from the sender's buffer where the node allows cross-memory attach
+// (core/single_copy.hpp): its descriptor carries the address, and the sender returns once
+// each such destination has counted its read in the sender's counters. One copy per byte, as
+// the dense shared_memory's large blocks.
+//
 // What does not fit goes as an MPI message after the barrier, counted by a second atomic
-// counter of the destination, so that it knows how many to receive: a message above 64 KiB
-// (one MPI copy beats two through memory, as for the dense shared_memory algorithm), one
-// that finds the sender's part full, or one past the destination's list. Once a message of a
-// (source, destination) pair has gone by MPI the pair's later ones follow it, and a receiver
-// takes its list before its MPI messages, so one source's messages arrive in order.
+// counter of the destination, so that it knows how many to receive: a large message where no
+// single copy is allowed, a small one that finds the sender's part full, or one past the
+// destination's list. Once a message of a (source, destination) pair has gone by MPI the
+// pair's later ones follow it, and a receiver takes its list before its MPI messages, so one
+// source's messages arrive in order.
 //
 // Parts alternate between two halves by the exchange's parity, so one barrier serves both
 // as "everything is written" for exchange n and "exchange n-1 is read" for n+1: a rank
@@ -30,6 +36,7 @@
 #include "sparse/windowed_sends.hpp"
 
 #include "core/node_segment.hpp"
+#include "core/single_copy.hpp"
 #include "core/spin.hpp"
 
 #include <algorithm>
@@ -40,14 +47,16 @@ namespace a2av {
 namespace {
 
 struct Descriptor {
-  std::int64_t offset;  // in the source's data of this half
+  std::int64_t offset;  // in the source's data of this half, or its address there if by_address
   std::int64_t bytes;
   std::int32_t source;
+  std::int32_t by_address;  // read from the source's own buffer (single copy)
 };
 
 struct Counters {
   std::uint64_t in_list;  // messages announced in the list (may exceed its length)
   std::uint64_t by_mpi;   // messages that come as MPI messages
+  std::uint64_t read;     // this rank's messages by address that their destinations have read
 };
 
 // Rank 0's part begins with the node's barrier and error words.
@@ -57,7 +66,12 @@ struct Shared {
   alignas(kLine) std::uint64_t fault[2];  // by half: the worst Fault::word, 0: none
 };
 
-constexpr std::int64_t kLargestInSegment = std::int64_t{64} << 10;
+// Through the segment up to 256 KiB where it has room: two copies of data the sender has just
+// touched beat one through the kernel below that on the development machine; larger messages are
+// read from the sender's buffer where the node allows it (one copy, no MPI message), those
+// above 64 KiB that find the segment full too. Measured in docs/algorithms.md, "Sparse".
+constexpr std::int64_t kLargestInSegment = std::int64_t{256} << 10;
+constexpr std::int64_t kSingleCopyAbove = std::int64_t{64} << 10;
 
 std::uint64_t fetch_add(std::uint64_t& word, std::uint64_t value) {
   return std::atomic_ref<std::uint64_t>(word).fetch_add(value, std::memory_order_acq_rel);
@@ -75,6 +89,7 @@ void raise_to(std::uint64_t& word, std::uint64_t value) {
 // counters, the list and the data.
 struct SparseCells {
   std::shared_ptr<NodeSegment> segment;
+  std::shared_ptr<const SingleCopy> single_copy;  // the communicator's
   std::size_t list_length = 0, data_bytes = 0, half_bytes = 0;
   std::uint64_t exchanges = 0;  // the same on every rank
 
@@ -113,6 +128,10 @@ SparseCells* cells_of(const CommContext& ctx) {
     const bool wanted = budget > 0;
     cells->segment = std::make_shared<NodeSegment>(
         ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
+    // Tried with the segment (both collective), as the dense shared_memory does.
+    if (cells->segment->ok() && !ctx.single_copy)
+      ctx.single_copy = std::make_shared<SingleCopy>(ctx.comm);
+    cells->single_copy = ctx.single_copy ? ctx.single_copy : std::make_shared<SingleCopy>();
     kept = &ctx.kept.keep(std::move(cells));
   }
   return kept->segment->ok() ? kept : nullptr;
@@ -132,11 +151,18 @@ void barrier(const SparseCells& cells, std::uint64_t exchange, const CommContext
     wait_on_node(idle, ctx.cores_shared, ctx.comm);
 }
 
-// This rank's side before the barrier: messages into its data and the destinations' lists;
-// those that do not fit are returned to go by MPI.
-std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const SparseCells& cells,
-                                   std::uint64_t exchange, const CommContext& ctx, Inbox& inbox) {
+// What this rank's side before the barrier leaves to do: the messages that go by MPI, and the
+// number its destinations read from its buffers, which it must keep until they have.
+struct Published {
   std::vector<const Parcel*> by_mpi;
+  std::uint64_t by_address = 0;
+};
+
+// This rank's side before the barrier: messages into its data (or, if large, their addresses)
+// and the destinations' lists; those that do not fit go by MPI.
+Published publish(const std::vector<Parcel>& parcels, const SparseCells& cells,
+                  std::uint64_t exchange, const CommContext& ctx, Inbox& inbox) {
+  Published published;
   std::unordered_set<int> gone_by_mpi;  // destinations whose later messages must follow by MPI
   std::byte* data = cells.data(ctx.rank, exchange);
   std::int64_t used = 0;
@@ -146,24 +172,33 @@ std::vector<const Parcel*> publish(const std::vector<Parcel>& parcels, const Spa
       continue;
     }
     Counters& counters = cells.counters(p.destination, exchange);
-    const bool fits = p.bytes <= kLargestInSegment &&
-                      used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
-                      !gone_by_mpi.contains(p.destination);
-    if (fits) {
+    const bool after_mpi = gone_by_mpi.contains(p.destination);
+    const bool in_data = p.bytes <= kLargestInSegment &&
+                         used + p.bytes <= static_cast<std::int64_t>(cells.data_bytes) &&
+                         !after_mpi;
+    const bool by_address =
+        !in_data && cells.single_copy->ok() && p.bytes > kSingleCopyAbove && !after_mpi;
+    if (by_address || in_data) {
       const std::uint64_t slot = fetch_add(counters.in_list, 1);
       if (slot < cells.list_length) {
-        copy_on_node(data + used, p.data, static_cast<std::size_t>(p.bytes));
-        cells.list(p.destination, exchange)[slot] = {used, p.bytes, ctx.rank};
-        used += (p.bytes + 7) / 8 * 8;
+        Descriptor& d = cells.list(p.destination, exchange)[slot];
+        if (by_address) {
+          d = {reinterpret_cast<std::int64_t>(p.data), p.bytes, ctx.rank, 1};
+          ++published.by_address;
+        } else {
+          copy_on_node(data + used, p.data, static_cast<std::size_t>(p.bytes));
+          d = {used, p.bytes, ctx.rank, 0};
+          used += (p.bytes + 7) / 8 * 8;
+        }
         continue;
       }
     } else {
       fetch_add(counters.by_mpi, 1);  // past the list: counted by in_list already
     }
-    by_mpi.push_back(&p);
+    published.by_mpi.push_back(&p);
     gone_by_mpi.insert(p.destination);
   }
-  return by_mpi;
+  return published;
 }
 
 // This rank's side after the barrier: its list, then its MPI messages.
@@ -177,8 +212,14 @@ void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext
   const Descriptor* list = cells.list(ctx.rank, exchange);
   for (std::uint64_t i = 0; i < listed; ++i) {
     const Descriptor& d = list[i];
-    copy_on_node(inbox.slot(d.source, d.bytes), cells.data(d.source, exchange) + d.offset,
-                 static_cast<std::size_t>(d.bytes));
+    std::byte* to = inbox.slot(d.source, d.bytes);
+    const auto bytes = static_cast<std::size_t>(d.bytes);
+    if (!d.by_address) {
+      copy_on_node(to, cells.data(d.source, exchange) + d.offset, bytes);
+      continue;
+    }
+    cells.single_copy->read(to, d.source, reinterpret_cast<const void*>(d.offset), bytes);
+    fetch_add(cells.counters(d.source, exchange).read, 1);
   }
   // This rank's own sends go on as their window allows: its peers wait for them likewise.
   for (std::uint64_t i = 0; i < by_mpi; ++i) {
@@ -216,21 +257,26 @@ Fault sparse_shared_memory(const std::vector<Parcel>& parcels, const SparseConte
   if (!cells) return nbx(parcels, at, local, inbox);
   const std::uint64_t exchange = ++cells->exchanges;
   const int tag = next_sparse_tag(ctx);
-  std::vector<const Parcel*> by_mpi;
+  Published published;
   if (local)
     raise_to(cells->shared().fault[exchange % 2], local.word(ctx.size));
   else
-    by_mpi = publish(parcels, *cells, exchange, ctx, inbox);
+    published = publish(parcels, *cells, exchange, ctx, inbox);
   barrier(*cells, exchange, ctx);
   const Fault fault = agreed_fault(*cells, exchange, ctx, local);
-  if (fault) by_mpi.clear();
-  WindowedSends sends(std::move(by_mpi), tag, ctx.comm, false, at.memory);
+  if (fault) published = {};
+  WindowedSends sends(std::move(published.by_mpi), tag, ctx.comm, false, at.memory);
   sends.advance();  // posts the first window
+  Counters& mine = cells->counters(ctx.rank, exchange);
   if (fault)
-    cells->counters(ctx.rank, exchange) = {};
+    mine = {};
   else
     collect(*cells, exchange, ctx, tag, inbox, sends);
-  for (int idle = 0; !sends.advance();) wait_on_node(++idle, ctx.cores_shared, ctx.comm);
+  // The messages read from this rank's buffers must stay there until they have been.
+  auto all_read = [&] { return load_acquire(mine.read) == published.by_address; };
+  for (int idle = 0; !sends.advance() || !all_read();)
+    wait_on_node(++idle, ctx.cores_shared, ctx.comm);
+  mine.read = 0;  // for exchange + 2, whose readers begin after barrier + 2
   return fault;
 }
 
