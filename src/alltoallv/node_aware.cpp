@@ -12,8 +12,11 @@
 // whichever rank first finds the node's sections all published sends the messages not yet
 // claimed (one atomic word per remote node), so they need not wait for their agents' turns.
 // Each rank copies its blocks out of its node peers' sections and out of the agents' slots.
-// Larger blocks travel as direct messages, announced in the headers (deferrable_marker), as
-// TuNA's do. Under the bound on requests in flight (docs/design.md): a rank whose large sends
+// Larger blocks between two ranks of one node are read by the receiver straight from the
+// sender's buffer where the node allows cross-memory attach (core/single_copy.hpp): the sender
+// publishes their addresses beside its sections and returns once its node's readers have
+// counted their reads. Other larger blocks travel as direct messages, announced in the headers
+// (deferrable_marker), as TuNA's do. Under the bound on requests in flight (docs/design.md): a rank whose large sends
 // exceed half of three quarters of it defers them all until after the aggregated exchange,
 // then sends them step by step in spread_out's order, as its receivers, told by the markers,
 // receive them; a rank receives its large blocks early (before their headers come) only if
@@ -30,8 +33,9 @@
 // the column blocks that reach it; the rounds in flight take the agents' share of the bound.
 // Segment per rank, for the communicator's life (two sets by exchange parity, as
 // shared_memory's cells): staging of N * 64 + P * (8 + t) bytes and slots of about the same,
-// t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes; the node's first
-// rank holds 8 N bytes of claims besides. No temporary memory per call.
+// t = min(direct_above, 1 MiB / P): at most about 4 MiB + 64 N + 32 P bytes, and 16 Q bytes of
+// addresses; the node's first rank holds 8 N bytes of claims besides. No temporary memory per
+// call.
 //
 // Errors are agreed in band: a rank that rejected its arguments publishes its code in its
 // section headers, forwards as an agent, and drops what is addressed to it. Every rank
@@ -146,12 +150,22 @@ class NodeAwareRank : ColumnBlocks {
     finish_early_receives();
     late_.wait_all(mismatch_);
     if (defer_ || !deferred_.empty()) exchange_deferred();
+    wait_for_readers();
   }
 
  private:
   int direct_tag() const { return tags::kNodeAwareDirect.at(parity_); }
   static int deferred_tag() { return tags::kNodeAwareDeferred.tag(); }
   bool large(std::int64_t bytes) const { return bytes > cells_.threshold; }
+  // A large block between this rank and `peer` that the receiver reads from the sender's
+  // buffer (both on this node, which allows it) rather than receives as a message.
+  bool read_by_address(int peer) const {
+    return cells_.single_copy.ok() && cells_.node_of[peer] == cells_.node;
+  }
+  // Large blocks that travel as messages: not those read by address.
+  bool sent_directly(int peer, std::int64_t bytes) const {
+    return large(bytes) && !read_by_address(peer);
+  }
 
   // The agents' share of the bound: what this rank's large blocks cannot take while the
   // node pairs' messages move (deferred sends go after them).
@@ -165,7 +179,7 @@ class NodeAwareRank : ColumnBlocks {
   std::int64_t large_requests(const ByteBlocks& blocks) const {
     std::int64_t n = 0;
     for (int peer = 0; peer < ctx_.size; ++peer)
-      if (peer != ctx_.rank && large(blocks.bytes[peer]))
+      if (peer != ctx_.rank && sent_directly(peer, blocks.bytes[peer]))
         n += direct_.requests_for(blocks.bytes[peer]);
     return n;
   }
@@ -178,7 +192,7 @@ class NodeAwareRank : ColumnBlocks {
     Requests steps(nullptr, limit_);
     for (int d = 1; d < ctx_.size; ++d) {
       const int to = (ctx_.rank + d) % ctx_.size, from = (ctx_.rank - d + ctx_.size) % ctx_.size;
-      const bool sends = defer_ && large(ex_->send.bytes[to]);
+      const bool sends = defer_ && sent_directly(to, ex_->send.bytes[to]);
       const auto incoming = deferred_.find(from);
       const bool comes = incoming != deferred_.end();
       const bool takes = comes && ex_ && incoming->second == ex_->recv.bytes[from];
@@ -196,10 +210,21 @@ class NodeAwareRank : ColumnBlocks {
   // By remote node: the last exchange whose message for it a rank of this node claimed.
   std::uint64_t* claims() const {
     return reinterpret_cast<std::uint64_t*>(part(0) + kLine +
-                                            2 * (cells_.staging_bytes + cells_.slots_bytes[0]));
+                                            2 * (cells_.staging_bytes + cells_.slots_bytes[0]) +
+                                            addresses_bytes(node_size(cells_, cells_.node)));
   }
   std::uint64_t& published(int local) const {
     return *reinterpret_cast<std::uint64_t*>(part(local));
+  }
+  // The blocks of `local`'s that its node's ranks have read from its buffer (this exchange).
+  std::uint64_t& read_by_peers(int local) const {
+    return *reinterpret_cast<std::uint64_t*>(part(local) + 8);
+  }
+  // Where `local`'s large block for the node's rank `reader` lies in its send buffer.
+  const std::byte*& address(int local, int reader) const {
+    std::byte* table = part(local) + kLine + 2 * (cells_.staging_bytes + cells_.slots_bytes[local]);
+    return reinterpret_cast<const std::byte**>(table)[parity_ * node_size(cells_, cells_.node) +
+                                                      reader];
   }
   std::byte* section(int local, int node) const {
     return part(local) + kLine + parity_ * cells_.staging_bytes + cells_.section_at[node];
@@ -221,6 +246,12 @@ class NodeAwareRank : ColumnBlocks {
       for (int i = 0; i < node_size(cells_, m); ++i) {
         const int to = cells_.ranks[m][i];
         const std::int64_t bytes = ex_ && to != ctx_.rank ? ex_->send.bytes[to] : 0;
+        if (large(bytes) && read_by_address(to)) {
+          words[1 + i] = deferrable_marker({bytes, false});
+          address(cells_.local, i) = ex_->send.at(to);
+          ++read_by_address_;
+          continue;
+        }
         if (large(bytes)) {
           words[1 + i] = deferrable_marker({bytes, defer_});
           if (!defer_) direct_.isend(ex_->send.at(to), bytes, to, direct_tag(), ctx_.comm);
@@ -243,7 +274,7 @@ class NodeAwareRank : ColumnBlocks {
     early_.assign(ctx_.size, MPI_REQUEST_NULL);
     for (int from = 0; from < ctx_.size; ++from) {
       const std::int64_t bytes = ex_->recv.bytes[from];
-      if (from == ctx_.rank || bytes <= cells_.threshold || bytes > max_piece()) continue;
+      if (from == ctx_.rank || !sent_directly(from, bytes) || bytes > max_piece()) continue;
       check_mpi(MPI_Irecv(ex_->recv.at(from), static_cast<int>(bytes), MPI_BYTE, from, direct_tag(),
                           ctx_.comm, &early_[from]),
                 "MPI_Irecv");
@@ -466,11 +497,36 @@ class NodeAwareRank : ColumnBlocks {
       if (load_acquire(published(s)) < exchange_) return false;
       const AgentHeader h{section(s, cells_.node)};
       const int q = node_size(cells_, cells_.node);
-      take(cells_.ranks[cells_.node][s], h.code(), h.size(cells_.local),
-           block_in(h, cells_.local, q));
+      const int from = cells_.ranks[cells_.node][s];
+      if (h.size(cells_.local) < 0 && read_by_address(from))
+        read_from(s, unmark(h.size(cells_.local)).bytes);
+      else
+        take(from, h.code(), h.size(cells_.local), block_in(h, cells_.local, q));
       return true;
     });
     return local_pending_.size() != before;
+  }
+
+  // The large block of the node's rank `local` for me, from its buffer; counted as read even
+  // where I do not take it (counts that disagree, or this rank rejected its arguments), so
+  // that its sender does not wait for it.
+  void read_from(int local, std::int64_t bytes) {
+    const int from = cells_.ranks[cells_.node][local];
+    if (ex_ && bytes == ex_->recv.bytes[from])
+      cells_.single_copy.read(ex_->recv.at(from), local, address(local, cells_.local),
+                              static_cast<std::size_t>(bytes));
+    else if (ex_)
+      note_mismatch(from, bytes);
+    std::atomic_ref<std::uint64_t>(read_by_peers(local)).fetch_add(1, std::memory_order_acq_rel);
+  }
+
+  // A sender's blocks read from its buffer must stay there until they have been; the count
+  // goes back to 0 before this rank publishes its next exchange, the only one readers see next.
+  void wait_for_readers() {
+    std::atomic_ref<std::uint64_t> count(read_by_peers(cells_.local));
+    for (int idle = 0; count.load(std::memory_order_acquire) < read_by_address_;)
+      wait_a_little(++idle);
+    count.fetch_sub(read_by_address_, std::memory_order_acq_rel);
   }
 
   // Walks the message from `remote` (one section per rank there) and takes my blocks.
@@ -584,6 +640,7 @@ class NodeAwareRank : ColumnBlocks {
   // least the last quarter.
   int large_half_ = std::max(1, (limit_ - limit_ / 4) / 2);
   std::int64_t large_sends_ = 0, large_receives_ = 0;  // requests this rank's large blocks take
+  std::uint64_t read_by_address_ = 0;  // this rank's blocks its node's ranks read from its buffer
   int agent_budget_ = 0;
   bool defer_ = false;  // this rank's large blocks go after the aggregated exchange
   Requests direct_;     // large blocks sent during it

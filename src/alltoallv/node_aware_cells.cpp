@@ -29,9 +29,11 @@ void find_layout(const CommContext& ctx, NodeAwareCells& c) {
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   c.ranks.assign(distinct.size(), {});
+  c.node_of.resize(ctx.size);
   for (int r = 0; r < ctx.size; ++r) {
     const int node = static_cast<int>(
         std::lower_bound(distinct.begin(), distinct.end(), leaders[r]) - distinct.begin());
+    c.node_of[r] = node;
     if (r == ctx.rank) c.node = node, c.local = static_cast<int>(c.ranks[node].size());
     c.ranks[node].push_back(r);
   }
@@ -72,9 +74,11 @@ void explain(const CommContext& ctx, const NodeAwareCells& c, std::int64_t radix
   if (c.usable)
     std::fprintf(stderr,
                  "a2av: node_aware on %d ranks in %d nodes: %zu bytes of segment on this node, "
-                 "blocks of up to %lld bytes aggregated, %s between nodes\n",
+                 "blocks of up to %lld bytes aggregated, %s between nodes; larger ones within "
+                 "the node %s\n",
                  ctx.size, node_count(c), c.segment->bytes(), static_cast<long long>(c.threshold),
-                 c.radix ? "TuNA's rounds" : "one message per pair of nodes");
+                 c.radix ? "TuNA's rounds" : "one message per pair of nodes",
+                 c.single_copy.ok() ? "read from the sender's buffer" : "sent as messages");
   else
     std::fprintf(stderr, "a2av: node_aware on %d ranks runs spread_out: %s\n", ctx.size,
                  !c.segment->ok()             ? c.segment->failure().c_str()
@@ -113,9 +117,11 @@ NodeAwareCells& cells_of(const CommContext& ctx, const ParamValues& params) {
   plan_segment(c);
   std::vector<std::size_t> parts;
   for (const std::size_t slots : c.slots_bytes)
-    parts.push_back(kLine + 2 * (c.staging_bytes + slots));
+    parts.push_back(kLine + 2 * (c.staging_bytes + slots) + addresses_bytes(node_size(c, c.node)));
   parts[0] += round_up(8 * static_cast<std::size_t>(node_count(c)));  // the claims
   c.segment = std::make_unique<NodeSegment>(ctx.node, std::move(parts));
+  // Tried with the segment, over the node (both collective); its ranks agree.
+  if (c.segment->ok()) c.single_copy = SingleCopy(ctx.node);
   int usable = c.segment->ok() && (c.radix || node_count(c) <= kMostNodes) ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce");
   c.usable = usable == 1;

@@ -5,6 +5,7 @@
 #include "alltoallv/node_aware.hpp"
 #include "core/comm_context.hpp"
 #include "core/node_segment.hpp"
+#include "core/single_copy.hpp"
 #include "core/tags.hpp"
 
 #include <cstddef>
@@ -17,6 +18,7 @@ namespace a2av {
 // Where every rank lives, and the geometry of this node's segment (same on all its ranks).
 struct NodeAwareCells {
   std::vector<std::vector<int>> ranks;     // by node: its ranks, ascending
+  std::vector<int> node_of;                // by rank: its node
   int node = 0, local = 0;                 // this rank's
   int agents = 0;                          // agents per node (0: all ranks)
   int radix = 0;                           // >= 2: TuNA over the nodes, no agents
@@ -28,6 +30,9 @@ struct NodeAwareCells {
   std::vector<std::size_t> slot_at;        // by remote node: its slot in its agent's part
   std::vector<std::size_t> slots_bytes;    // by local rank: one parity's slots
   std::unique_ptr<NodeSegment> segment;
+  // Whether this node's ranks may read each other's memory (over the node's communicator,
+  // ranks by local index): large blocks inside the node are then read from the sender.
+  SingleCopy single_copy;
   bool usable = false;  // on every node
 };
 
@@ -43,6 +48,12 @@ constexpr int kMostNodes = tags::kNodeAwareAggregates.count / 2;
 
 inline std::size_t round_up(std::size_t bytes) {
   return (bytes + kLine - 1) / kLine * kLine;
+}
+
+// Part of a rank's segment part after its staging and slots: the addresses of its large
+// blocks for its node's ranks (by local index), for each parity.
+inline std::size_t addresses_bytes(int ranks) {
+  return round_up(2 * 8 * static_cast<std::size_t>(ranks));
 }
 
 inline int node_count(const NodeAwareCells& c) {

@@ -5,6 +5,7 @@
 
 #include <a2av/alltoallv.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <numeric>
@@ -96,6 +97,34 @@ TEST_F(EveryAlgorithm, StridedVectorSentReceivedAsInts) {
   MPI_Type_free(&vec);
   MPI_Type_free(&strided);
   MPI_Type_free(&pair);
+}
+
+// A rank may reuse its send buffer once its call returns: the blocks its peers read straight
+// from it (shared_memory above 64 KiB, node_aware's large blocks within a node) have been read
+// by then. Each rank overwrites its buffer on return, which a peer still to read would get.
+TEST_F(EveryAlgorithm, SendBufferFreeOnReturn) {
+  const int me = rank_of(world()), size = size_of(world());
+  constexpr int kBlock = 70000;
+  std::vector<MPI_Count> counts(size, kBlock);
+  std::vector<MPI_Aint> displs(size);
+  for (int p = 0; p < size; ++p) displs[p] = static_cast<MPI_Aint>(p) * kBlock;
+  auto fill = [&](std::vector<unsigned char>& send) {
+    for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<unsigned char>(me * 31 + i);
+  };
+  std::vector<unsigned char> send(static_cast<std::size_t>(size) * kBlock), want(send.size());
+  fill(send);
+  MPI_Alltoall(send.data(), kBlock, MPI_BYTE, want.data(), kBlock, MPI_BYTE, world());
+  for (const std::string& spec : specs) {
+    fill(send);
+    std::vector<unsigned char> got(send.size(), 0);
+    EXPECT_EQ(A2AV_Alltoallv_with(spec.c_str(), send.data(), counts.data(), displs.data(),
+                                  MPI_BYTE, got.data(), counts.data(), displs.data(), MPI_BYTE,
+                                  world()),
+              A2AV_SUCCESS)
+        << spec << ": " << A2AV_Last_error_message();
+    std::fill(send.begin(), send.end(), 0xee);
+    EXPECT_TRUE(got == want) << spec << ": rank " << me << " differs from vendor";
+  }
 }
 
 TEST_F(EveryAlgorithm, SubCommunicatorsInReverseOrder) {
