@@ -248,6 +248,10 @@ int A2AV_Alltoallv_init(const void* sendbuf, const MPI_Count sendcounts[], const
   });
 }
 
+int A2AV_Comm_prepare(MPI_Comm comm) {
+  return guarded([&] { a2av::comm_context(comm); });
+}
+
 int A2AV_Start(A2AV_Plan plan) {
   last().result = {};
   return guarded([&] {

@@ -121,6 +121,14 @@ inline constexpr std::array kEnvironment{
                    "which waits for them (default 1, but 0 under Open MPI: its MPI_Comm_idup "
                    "breaks the caller's other nonblocking collectives on that communicator)",
             .fallback = kCommIdupByDefault},
+    EnvSpec{.name = "A2AV_PRELOAD_PREPARE",
+            .type = EnvType::flag,
+            .doc = "1: the preload library sets a2av up on each communicator the program makes "
+                   "(MPI_COMM_WORLD at MPI_Init, MPI_Comm_dup, MPI_Comm_split, ...) as it is made "
+                   "(A2AV_Comm_prepare), so that no nonblocking first call waits for the other "
+                   "ranks; it makes communicator creation several times slower. 0: the first "
+                   "a2av call sets up (default 1 where A2AV_COMM_IDUP defaults to 0: Open MPI)",
+            .fallback = 1 - kCommIdupByDefault},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,
             .doc = "Q: each group of Q consecutive ranks of a node acts as a node of its own; 0 "

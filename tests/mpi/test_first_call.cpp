@@ -6,8 +6,8 @@
 // waiting for rank 1 inside it, and rank 1 waiting for rank 0's token. Every case runs on a
 // fresh duplicate of the communicator and checks every byte: A2AV_Ialltoallv as the first call,
 // in place, several started before any completes (waited in reverse), as the first nonblocking
-// call after a blocking one (the nonblocking schedule's cells are made then), and
-// A2AV_Ineighbor_alltoallv on a fresh ring.
+// call after a blocking one (the nonblocking schedule's cells are made then), on a communicator
+// set up when made (A2AV_Comm_prepare), and A2AV_Ineighbor_alltoallv on a fresh ring.
 #include "harness.hpp"
 
 #include <a2av/a2av.h>
@@ -129,6 +129,20 @@ TEST(FirstCall, FirstNonblockingAfterBlocking) {
   chained(fresh.comm, [&] { request = ex.start(fresh.comm); });
   EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(ex.got, ex.want) << "on rank " << rank_of(fresh.comm);
+}
+
+// A communicator set up when made (A2AV_Comm_prepare, as the preload does for the program's):
+// its first start waits for nobody under every A2AV_COMM_IDUP, Open MPI's default 0 included.
+TEST(FirstCall, PreparedCommunicatorNeverWaits) {
+  const Fresh fresh;
+  ASSERT_EQ(A2AV_Comm_prepare(fresh.comm), A2AV_SUCCESS) << A2AV_Last_error_message();
+  EXPECT_EQ(A2AV_Comm_prepare(fresh.comm), A2AV_SUCCESS);  // a second time: nothing to do
+  Exchange ex(fresh.comm, 7);
+  MPI_Request request = MPI_REQUEST_NULL;
+  chained(fresh.comm, [&] { request = ex.start(fresh.comm); });
+  EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(ex.got, ex.want) << "on rank " << rank_of(fresh.comm);
+  EXPECT_EQ(A2AV_Comm_prepare(MPI_COMM_NULL), A2AV_ERR_ARG);
 }
 
 // The program's own nonblocking collectives on the communicator, started before and after the
