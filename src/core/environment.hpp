@@ -144,8 +144,10 @@ inline constexpr std::array kEnvironment{
                       OutOfRange::fallback}},
     EnvSpec{.name = "A2AV_SINGLE_COPY",
             .type = EnvType::flag,
-            .doc = "0: shared_memory never reads a block straight from the sender's buffer "
-                   "(cross-memory attach); its large blocks go as MPI messages",
+            .doc = "0: no block is read straight from the sender's buffer (cross-memory "
+                   "attach): shared_memory's large blocks (blocking and nonblocking), node_aware's "
+                   "large blocks within a node and the sparse shared_memory's large messages go "
+                   "as MPI messages",
             .fallback = 1},
     EnvSpec{.name = "A2AV_MAX_MESSAGE",
             .type = EnvType::integer,
