@@ -16,10 +16,10 @@
 // sender's buffer where the node allows cross-memory attach (core/single_copy.hpp): the sender
 // publishes their addresses beside its sections and returns once its node's readers have
 // counted their reads. Other larger blocks travel as direct messages, announced in the headers
-// (deferrable_marker), as TuNA's do. Under the bound on requests in flight (docs/design.md): a rank whose large sends
-// exceed half of three quarters of it defers them all until after the aggregated exchange,
-// then sends them step by step in spread_out's order, as its receivers, told by the markers,
-// receive them; a rank receives its large blocks early (before their headers come) only if
+// (deferrable_marker), as TuNA's do. Under the bound on requests in flight (docs/design.md): a rank
+// whose large sends exceed half of three quarters of it defers them all until after the aggregated
+// exchange, then sends them step by step in spread_out's order, as its receivers, told by the
+// markers, receive them; a rank receives its large blocks early (before their headers come) only if
 // they fit in the other half, else as their headers come, at most that half at a time. The
 // agents' messages, about 2(N-1)/Q per rank, take what the large blocks leave of the bound (a
 // quarter at least): each rank opens its node pairs in one order for all (by the pair of
@@ -223,8 +223,8 @@ class NodeAwareRank : ColumnBlocks {
   // Where `local`'s large block for the node's rank `reader` lies in its send buffer.
   const std::byte*& address(int local, int reader) const {
     std::byte* table = part(local) + kLine + 2 * (cells_.staging_bytes + cells_.slots_bytes[local]);
-    return reinterpret_cast<const std::byte**>(table)[parity_ * node_size(cells_, cells_.node) +
-                                                      reader];
+    return reinterpret_cast<const std::byte**>(
+        table)[parity_ * node_size(cells_, cells_.node) + reader];
   }
   std::byte* section(int local, int node) const {
     return part(local) + kLine + parity_ * cells_.staging_bytes + cells_.section_at[node];

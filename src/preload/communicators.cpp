@@ -2,13 +2,13 @@
 // as they are made (A2AV_PRELOAD_PREPARE, default where A2AV_COMM_IDUP=0: Open MPI, whose
 // MPI_Comm_idup breaks the program's other nonblocking collectives), where a nonblocking first
 // call would otherwise set them up with blocking duplicates and so wait for the other ranks
-// inside the start, which MPI makes local (docs/design.md, "No first-call deadlock"). Every member of a new communicator
-// is inside the call that makes it, so the setup's collectives there wait for nobody else.
-// The price: two MPI_Comm_dup, an MPI_Comm_split_type and an MPI_Allreduce per communicator
-// made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took 4-5x as
-// long: 19 against 4 us at P = 2). Communicators from MPI_Comm_idup are left
-// to their first call. Fortran programs reach these only where the MPI library's Fortran
-// bindings call the C functions.
+// inside the start, which MPI makes local (docs/design.md, "No first-call deadlock"). Every member
+// of a new communicator is inside the call that makes it, so the setup's collectives there wait for
+// nobody else. The price: two MPI_Comm_dup, an MPI_Comm_split_type and an MPI_Allreduce per
+// communicator made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took
+// 4-5x as long: 19 against 4 us at P = 2). Communicators from MPI_Comm_idup are left to their first
+// call. Fortran programs reach these only where the MPI library's Fortran bindings call the C
+// functions.
 #include <a2av/a2av.h>
 
 #include "core/environment.hpp"
@@ -60,8 +60,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return set_up(rc, *newcomm);
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                        MPI_Comm* newcomm) {
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
   const int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
   return set_up(rc, *newcomm);
 }
@@ -81,8 +80,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return set_up(rc, *newintracomm);
 }
 
-int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm* comm_cart) {
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm* comm_cart) {
   const int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
   return set_up(rc, *comm_cart);
 }
@@ -92,15 +91,15 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   return set_up(rc, *newcomm);
 }
 
-int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm* comm_graph) {
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm* comm_graph) {
   const int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph);
   return set_up(rc, *comm_graph);
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm* comm_dist_graph) {
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm* comm_dist_graph) {
   const int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
                                         reorder, comm_dist_graph);
   return set_up(rc, *comm_dist_graph);
@@ -108,8 +107,8 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* comm_dist_graph) {
   const int rc =
       PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
                                       destinations, destweights, info, reorder, comm_dist_graph);

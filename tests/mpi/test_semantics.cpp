@@ -117,9 +117,8 @@ TEST_F(EveryAlgorithm, SendBufferFreeOnReturn) {
   for (const std::string& spec : specs) {
     fill(send);
     std::vector<unsigned char> got(send.size(), 0);
-    EXPECT_EQ(A2AV_Alltoallv_with(spec.c_str(), send.data(), counts.data(), displs.data(),
-                                  MPI_BYTE, got.data(), counts.data(), displs.data(), MPI_BYTE,
-                                  world()),
+    EXPECT_EQ(A2AV_Alltoallv_with(spec.c_str(), send.data(), counts.data(), displs.data(), MPI_BYTE,
+                                  got.data(), counts.data(), displs.data(), MPI_BYTE, world()),
               A2AV_SUCCESS)
         << spec << ": " << A2AV_Last_error_message();
     std::fill(send.begin(), send.end(), 0xee);
