@@ -5,8 +5,8 @@
  * call, more than the rest of the call. The communicator's handle (mpi4py's C API), NumPy
  * arrays' data and the error check are taken here too: each cost 0.05-0.1 us in Python, and
  * on an oversubscribed node every rank's microsecond is paid several times over. It reads
- * the caller's buffers where they lie and copies each message received once, into the new
- * array returned for it. */
+ * the caller's buffers where they lie, and the arrays returned lie in the library's receive
+ * buffer: no copy either way. */
 #define PY_SSIZE_T_CLEAN
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <Python.h>
@@ -15,6 +15,7 @@
 #include <numpy/arrayobject.h>
 #if NPY_ABI_VERSION < 0x02000000 /* NumPy 2 hides the descriptor's fields behind this */
 #define PyDataType_ELSIZE(descr) ((descr)->elsize)
+#define PyDataType_ALIGNMENT(descr) ((descr)->alignment)
 #endif
 
 #include <stdint.h>
@@ -119,23 +120,41 @@ static int take_messages(Messages* m, PyObject* messages, PyObject** rejected) {
   return 1;
 }
 
-/* The message that arrived from `source`: a new array of `dtype` holding a copy of it, or
- * NULL with ValueError if it is not a whole number of items. */
-static PyObject* copy_message(int source, const void* data, MPI_Count bytes, PyArray_Descr* dtype) {
+/* Owns what arrived: the arrays returned lie in its buffer, each holding a reference, and the
+ * last one dropped frees it (A2AV_Sparse_free, which leaves the buffer to the thread's next
+ * exchange). */
+static void free_received(PyObject* capsule) {
+  A2AV_Sparse received = PyCapsule_GetPointer(capsule, "a2av.received");
+  A2AV_Sparse_free(&received);
+}
+
+/* The message that arrived from `source`, as an array of `dtype`: a view of the received
+ * buffer (kept alive by `owner`), or a copy where the message is empty or not aligned for
+ * `dtype` (messages lie back to back); NULL with ValueError if it is not a whole number of
+ * items. */
+static PyObject* message_array(int source, const void* data, MPI_Count bytes,
+                               PyArray_Descr* dtype, PyObject* owner) {
   if (PyDataType_ELSIZE(dtype) == 0 || bytes % PyDataType_ELSIZE(dtype)) {
     PyErr_Format(PyExc_ValueError, "%lld bytes from rank %d are not a whole number of %S items",
                  (long long)bytes, source, (PyObject*)dtype);
     return NULL;
   }
   npy_intp items = (npy_intp)(bytes / PyDataType_ELSIZE(dtype));
+  const int view = bytes > 0 && (uintptr_t)data % (uintptr_t)PyDataType_ALIGNMENT(dtype) == 0;
   Py_INCREF(dtype);  // PyArray_NewFromDescr steals a reference
-  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, dtype, 1, &items, NULL, NULL, 0, NULL);
-  if (array && bytes) memcpy(PyArray_DATA((PyArrayObject*)array), data, (size_t)bytes);
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, dtype, 1, &items, NULL,
+                                         view ? (void*)data : NULL, NPY_ARRAY_CARRAY, NULL);
+  if (!array || !view) {
+    if (array && bytes) memcpy(PyArray_DATA((PyArrayObject*)array), data, (size_t)bytes);
+    return array;
+  }
+  Py_INCREF(owner);  // PyArray_SetBaseObject steals it
+  if (PyArray_SetBaseObject((PyArrayObject*)array, owner) < 0) Py_CLEAR(array);
   return array;
 }
 
 /* What arrived, as a list of (source, array), one per message, in the library's order. */
-static PyObject* copy_out(A2AV_Sparse received, PyArray_Descr* dtype) {
+static PyObject* arrays_out(A2AV_Sparse received, PyArray_Descr* dtype, PyObject* owner) {
   if (PyDataType_REFCHK(dtype))
     return PyErr_Format(PyExc_ValueError, "messages cannot be read as %S, which holds objects",
                         (PyObject*)dtype);
@@ -147,7 +166,7 @@ static PyObject* copy_out(A2AV_Sparse received, PyArray_Descr* dtype) {
     const void* data = NULL;
     MPI_Count bytes = 0;
     A2AV_Sparse_message(received, i, &source, &data, &bytes);
-    PyObject* array = copy_message(source, data, bytes, dtype);
+    PyObject* array = message_array(source, data, bytes, dtype, owner);
     PyObject* entry = array ? PyTuple_New(2) : NULL;
     PyObject* rank = entry ? PyLong_FromLong(source) : NULL;
     if (!rank) {
@@ -196,12 +215,18 @@ static int take_algorithm(PyObject* algorithm, const char** text) {
 }
 
 /* The arrays of what arrived, as `dtype` (converted only now: the exchange must not fail on
- * one rank alone). */
+ * one rank alone). Takes `received`: freed here, or once its arrays are. */
 static PyObject* arrays_of(A2AV_Sparse received, PyObject* dtype) {
+  if (!received) return PyList_New(0);
+  PyObject* owner = PyCapsule_New(received, "a2av.received", free_received);
+  if (!owner) {
+    A2AV_Sparse_free(&received);
+    return NULL;
+  }
   PyArray_Descr* descr = NULL;
-  if (!PyArray_DescrConverter(dtype, &descr)) return NULL;
-  PyObject* list = copy_out(received, descr);
-  Py_DECREF(descr);
+  PyObject* list = PyArray_DescrConverter(dtype, &descr) ? arrays_out(received, descr, owner) : NULL;
+  Py_XDECREF(descr);
+  Py_DECREF(owner);
   return list;
 }
 
@@ -244,9 +269,7 @@ static PyObject* sparse(PyObject* module, PyObject* const* args, Py_ssize_t narg
     return NULL;
   }
   Py_DECREF(rejected);
-  PyObject* list = arrays_of(received, args[3]);
-  A2AV_Sparse_free(&received);
-  return list;
+  return arrays_of(received, args[3]);
 }
 
 static PyMethodDef methods[] = {

@@ -7,10 +7,10 @@ from . import _exchange
 def sparse_exchange(comm, messages, algorithm=None, dtype=np.uint8):
     """Sends each message to its destination and returns the messages sent to this rank.
 
-    The library reads the messages where they lie (no packing copy); the one copy is into
-    the arrays returned. The per-call work is in C (_exchange.c), the arrays built and errors
-    raised there too: through ctypes, or in Python, it cost several times the exchange of
-    small messages.
+    The library reads the messages where they lie (no packing copy), and the arrays returned
+    lie where the messages arrived (no copy either). The per-call work is in C (_exchange.c),
+    the arrays built and errors raised there too: through ctypes, or in Python, it cost
+    several times the exchange of small messages.
 
     Args:
         comm: an mpi4py intracommunicator.
@@ -25,7 +25,8 @@ def sparse_exchange(comm, messages, algorithm=None, dtype=np.uint8):
 
     Returns:
         A list of (source, array), one per message received, ordered by source: each array
-        new, one-dimensional (unless dtype has a shape), holding a copy of the message.
+        one-dimensional (unless dtype has a shape), writable, a view of the exchange's
+        receive buffer, which lives until the last array of the exchange is dropped.
 
     Raises:
         Error: on every rank, with the code they agree on (ERR_ARG for a destination out

@@ -1,7 +1,8 @@
 """a2av.sparse_exchange against the messages each rank knows were sent to it: seeded random
 destinations (repeats, self messages, a hub everyone sends to), zero-byte messages, a rank
 that sends nothing; messages as lists, dicts, NumPy arrays and bytes; results as bytes and
-typed; every algorithm, on the world and on sub-communicators."""
+typed; the arrays as views of the received buffer, alive together; every algorithm, on the
+world and on sub-communicators."""
 import sys
 
 import numpy as np
@@ -81,6 +82,24 @@ def check_results(tally, name, comm):
                 f"{name}: arrays C-contiguous and writable")
 
 
+def check_views(tally, name, comm):
+    """The arrays lie in the library's receive buffer (no copy), which lives as long as any
+    array of its exchange: results alive together, and others dropped between them, keep
+    their bytes."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    results = {seed: a2av.sparse_exchange(comm, outgoing(seed, rank, size), dtype=np.float64)
+               for seed in (20, 21, 22)}
+    tally.check(all(data.base is not None for got in results.values() for _, data in got
+                    if data.size), f"{name}: arrays are views of the received buffer")
+    kept = [data for _, data in results.pop(21)[:1]]  # one array of an otherwise dropped result
+    results[23] = a2av.sparse_exchange(comm, outgoing(23, rank, size), dtype=np.float64)
+    for seed, got in results.items():
+        tally.check(same(got, expected(seed, comm), np.float64), f"{name}: seed {seed} alive")
+    tally.check(all(a.tobytes() == b.tobytes()
+                    for a, (_, b) in zip(kept, expected(21, comm)[:1])),
+                f"{name}: an array kept from a dropped result")
+
+
 def check_algorithms(tally, name, comm):
     rank, size = comm.Get_rank(), comm.Get_size()
     for seed, algorithm in enumerate(ALGORITHMS, start=10):
@@ -98,6 +117,7 @@ def main():
     for name, comm in communicators():
         check_forms(tally, name, comm)
         check_results(tally, name, comm)
+        check_views(tally, name, comm)
         check_algorithms(tally, name, comm)
     return tally.finish()
 
