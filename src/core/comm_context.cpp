@@ -15,6 +15,10 @@
 namespace a2av {
 namespace {
 
+// a2av's own communicators are made through the profiling interface (PMPI_Comm_dup, ...), so
+// that the preload library's hooks on communicator creation (src/preload/communicators.cpp)
+// see only the program's.
+
 // Bumped whenever a context is deleted (its communicator freed): lookups cached before
 // may name a freed context, or a handle MPI has since reused.
 std::atomic<std::uint64_t> contexts_deleted{0};
@@ -50,14 +54,14 @@ int context_keyval() {
 void find_nodes(CommContext& context) {
   MPI_Comm& node = context.node;
   check_mpi(
-      MPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL, &node),
+      PMPI_Comm_split_type(context.comm, MPI_COMM_TYPE_SHARED, context.rank, MPI_INFO_NULL, &node),
       "MPI_Comm_split_type");
   int host_ranks = 1;
   check_mpi(MPI_Comm_size(node, &host_ranks), "MPI_Comm_size");
   context.cores_shared = oversubscribed(host_ranks);
   if (const int q = emulated_node_size(); q > 0) {
     MPI_Comm group = MPI_COMM_NULL;
-    check_mpi(MPI_Comm_split(node, context.rank / q, context.rank, &group), "MPI_Comm_split");
+    check_mpi(PMPI_Comm_split(node, context.rank / q, context.rank, &group), "MPI_Comm_split");
     MPI_Comm_free(&node);
     node = group;
   }
@@ -77,14 +81,14 @@ std::unique_ptr<CommContext> make_context(MPI_Comm user) {
   int inter = 0;
   check_mpi(MPI_Comm_test_inter(user, &inter), "MPI_Comm_test_inter");
   context->is_intercomm = inter != 0;
-  check_mpi(MPI_Comm_dup(user, &context->comm), "MPI_Comm_dup");
+  check_mpi(PMPI_Comm_dup(user, &context->comm), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(context->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   if (context->is_intercomm) {  // only vendor runs here: blocks go to the remote group's ranks
     check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
     check_mpi(MPI_Comm_remote_size(context->comm, &context->size), "MPI_Comm_remote_size");
     return context;
   }
-  check_mpi(MPI_Comm_dup(context->comm, &context->nonblocking), "MPI_Comm_dup");
+  check_mpi(PMPI_Comm_dup(context->comm, &context->nonblocking), "MPI_Comm_dup");
   check_mpi(MPI_Comm_rank(context->comm, &context->rank), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(context->comm, &context->size), "MPI_Comm_size");
   find_nodes(*context);
@@ -196,7 +200,7 @@ MPI_Comm node_comm(const CommContext& context, int ranks_per_node) {
   auto [it, inserted] = context.node_comms.try_emplace(ranks_per_node, MPI_COMM_NULL);
   if (inserted)
     check_mpi(
-        MPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank, &it->second),
+        PMPI_Comm_split(context.comm, context.rank / ranks_per_node, context.rank, &it->second),
         "MPI_Comm_split");
   return it->second;
 }

@@ -6,9 +6,10 @@
 // of a new communicator is inside the call that makes it, so the setup's collectives there wait for
 // nobody else. The price: two MPI_Comm_dup, an MPI_Comm_split_type and an MPI_Allreduce per
 // communicator made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took
-// 4-5x as long: 19 against 4 us at P = 2). Communicators from MPI_Comm_idup are left to their first
-// call. Fortran programs reach these only where the MPI library's Fortran bindings call the C
-// functions.
+// 4-6x as long: 19-27 against 4-6 us at P = 2). Communicators from MPI_Comm_idup are left to their
+// first call. a2av's own communicators do not come here (core/comm_context.cpp makes them through
+// PMPI_). Fortran programs reach these only where the MPI library's Fortran bindings call the C
+// functions (Open MPI's call PMPI_ directly).
 #include <a2av/a2av.h>
 
 #include "core/environment.hpp"
@@ -25,10 +26,9 @@ bool sets_up_at_creation() {
 
 // `rc` and `made` from the MPI library's call; the program's new intracommunicator set up.
 int set_up(int rc, MPI_Comm made) {
-  if (rc != MPI_SUCCESS || made == MPI_COMM_NULL || InsideEntryPoint::active() ||
-      !sets_up_at_creation() || !intracommunicator(made))
+  if (rc != MPI_SUCCESS || made == MPI_COMM_NULL || !sets_up_at_creation() ||
+      !intracommunicator(made))
     return rc;
-  const InsideEntryPoint inside;
   A2AV_Comm_prepare(made);  // where it fails, the first call sets a2av up, as it would anyway
   return rc;
 }

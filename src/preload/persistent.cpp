@@ -172,7 +172,6 @@ int init_neighbor(const void* sendbuf, const int* sendcounts, const int* sdispls
 // the message is sent (it was just started, and every earlier one was matched the same
 // way), so one tag serves all requests.
 int start(MPI_Request done, const Persistent& p) {
-  const InsideEntryPoint inside;
   int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
   if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
   if (rc != MPI_SUCCESS) return rc;

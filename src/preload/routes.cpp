@@ -27,20 +27,6 @@ std::map<std::pair<std::string, std::string>, Route>& routes() {
 
 }  // namespace
 
-namespace {
-thread_local int entry_points_running = 0;
-}  // namespace
-
-InsideEntryPoint::InsideEntryPoint() {
-  ++entry_points_running;
-}
-InsideEntryPoint::~InsideEntryPoint() {
-  --entry_points_running;
-}
-bool InsideEntryPoint::active() {
-  return entry_points_running > 0;
-}
-
 bool stats_enabled() {
   static const bool enabled = env_flag("A2AV_PRELOAD_STATS");
   return enabled;

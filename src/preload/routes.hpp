@@ -20,23 +20,10 @@ bool intracommunicator(MPI_Comm comm);
 // a2av's own "vendor" algorithm must call the MPI library, never come back to the preload.
 void use_pmpi_as_vendor();
 
-// While a2av or the MPI library runs for an entry point, the communicators made inside are
-// theirs (a2av's private duplicates), not the program's: not set up at creation
-// (communicators.cpp).
-class InsideEntryPoint {
- public:
-  InsideEntryPoint();
-  ~InsideEntryPoint();
-  InsideEntryPoint(const InsideEntryPoint&) = delete;
-  InsideEntryPoint& operator=(const InsideEntryPoint&) = delete;
-  static bool active();
-};
-
 // Runs `body` (returning an MPI code), recording its time under `route_or_null`, or under
 // A2AV_Last_algorithm() when null.
 template <class Body>
 int timed(const char* function, const char* route_or_null, Body body) {
-  const InsideEntryPoint inside;
   const bool stats = stats_enabled();
   const double start = stats ? PMPI_Wtime() : 0;
   const int rc = body();
