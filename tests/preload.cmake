@@ -125,6 +125,15 @@ if(MPI_Fortran_FOUND)
     a2av_preload_test(NAME preload_${target} ${_openmpi_run} RANKS 1 3 4
                       MATCH ${_entry_points_taken} ${_fortran_later_entry_points}
                       COMMAND $<TARGET_FILE:${target}>)
+    # The first call a nonblocking start on a fresh MPI_COMM_DUP, with the MPI's defaults.
+    string(TOLOWER "fortran_first_call_${variant}" first_call)
+    add_executable(${first_call} preload/fortran_first_call.F90)
+    target_compile_definitions(${first_call} PRIVATE ${variant})
+    target_compile_options(${first_call} PRIVATE -fallow-argument-mismatch -w)
+    target_link_libraries(${first_call} PRIVATE MPI::MPI_Fortran)
+    a2av_preload_test(NAME preload_${first_call} ${_openmpi_run} RANKS 3
+                      MATCH "MPI_Ialltoallv calls via nonblocking:[a-z]"
+                      COMMAND $<TARGET_FILE:${first_call}>)
   endforeach()
 endif()
 

@@ -8,8 +8,8 @@
 // communicator made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took
 // 4-6x as long: 19-27 against 4-6 us at P = 2). Communicators from MPI_Comm_idup are left to their
 // first call. a2av's own communicators do not come here (core/comm_context.cpp makes them through
-// PMPI_). Fortran programs reach these only where the MPI library's Fortran bindings call the C
-// functions (Open MPI's call PMPI_ directly).
+// PMPI_). Open MPI's Fortran bindings call PMPI_ directly: fortran_openmpi.cpp brings
+// MPI_INIT, MPI_INIT_THREAD, MPI_COMM_DUP and MPI_COMM_SPLIT here.
 #include <a2av/a2av.h>
 
 #include "core/environment.hpp"

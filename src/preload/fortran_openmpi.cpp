@@ -4,7 +4,9 @@
 // These take the Fortran arguments (handles as MPI_Fint, Open MPI's MPI_IN_PLACE and
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
 // The persistent exchanges need MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
-// must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made.
+// must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made; MPI_INIT,
+// MPI_INIT_THREAD, MPI_COMM_DUP and MPI_COMM_SPLIT go through the C functions so that their
+// communicators are set up as they are made (communicators.cpp).
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
 // already (fortran_mpich.cpp).
 #include "preload/fortran_common.hpp"
@@ -149,6 +151,31 @@ void mpi_finalize_(MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Finalize());
 }
 
+// Through the C functions, which set the communicators up as they are made
+// (communicators.cpp): the most common ways a Fortran program makes its communicators.
+void mpi_init_(MPI_Fint* ierror) {
+  set_ierror(ierror, MPI_Init(nullptr, nullptr));
+}
+
+void mpi_init_thread_(const MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ierror) {
+  int c_provided = MPI_THREAD_SINGLE;
+  set_ierror(ierror, MPI_Init_thread(nullptr, nullptr, *required, &c_provided));
+  *provided = c_provided;
+}
+
+void mpi_comm_dup_(const MPI_Fint* comm, MPI_Fint* newcomm, MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Comm_dup(PMPI_Comm_f2c(*comm), &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+void mpi_comm_split_(const MPI_Fint* comm, const MPI_Fint* color, const MPI_Fint* key,
+                     MPI_Fint* newcomm, MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
 // The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
 // INTEGER passed by reference).
 #define A2AV_FORTRAN_ALIAS(name, target) decltype(target) name __attribute__((alias(#target)));
@@ -196,6 +223,22 @@ A2AV_FORTRAN_ALIAS(mpi_startall, mpi_startall_)
 A2AV_FORTRAN_ALIAS(mpi_startall__, mpi_startall_)
 A2AV_FORTRAN_ALIAS(MPI_STARTALL, mpi_startall_)
 A2AV_FORTRAN_ALIAS(mpi_startall_f08_, mpi_startall_)
+A2AV_FORTRAN_ALIAS(mpi_init, mpi_init_)
+A2AV_FORTRAN_ALIAS(mpi_init__, mpi_init_)
+A2AV_FORTRAN_ALIAS(MPI_INIT, mpi_init_)
+A2AV_FORTRAN_ALIAS(mpi_init_f08_, mpi_init_)
+A2AV_FORTRAN_ALIAS(mpi_init_thread, mpi_init_thread_)
+A2AV_FORTRAN_ALIAS(mpi_init_thread__, mpi_init_thread_)
+A2AV_FORTRAN_ALIAS(MPI_INIT_THREAD, mpi_init_thread_)
+A2AV_FORTRAN_ALIAS(mpi_init_thread_f08_, mpi_init_thread_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup, mpi_comm_dup_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup__, mpi_comm_dup_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_DUP, mpi_comm_dup_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup_f08_, mpi_comm_dup_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split, mpi_comm_split_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split__, mpi_comm_split_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_SPLIT, mpi_comm_split_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split_f08_, mpi_comm_split_)
 A2AV_FORTRAN_ALIAS(mpi_request_free, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(mpi_request_free__, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(MPI_REQUEST_FREE, mpi_request_free_)
