@@ -9,7 +9,7 @@
 // 4-6x as long: 19-27 against 4-6 us at P = 2). Communicators from MPI_Comm_idup are left to their
 // first call. a2av's own communicators do not come here (core/comm_context.cpp makes them through
 // PMPI_). Open MPI's Fortran bindings call PMPI_ directly: fortran_openmpi.cpp brings
-// MPI_INIT, MPI_INIT_THREAD, MPI_COMM_DUP and MPI_COMM_SPLIT here.
+// MPI_INIT, MPI_INIT_THREAD, MPI_COMM_DUP, MPI_COMM_SPLIT and MPI_CART_CREATE here.
 #include <a2av/a2av.h>
 
 #include "core/environment.hpp"

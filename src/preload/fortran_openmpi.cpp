@@ -5,8 +5,8 @@
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
 // The persistent exchanges need MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
 // must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made; MPI_INIT,
-// MPI_INIT_THREAD, MPI_COMM_DUP and MPI_COMM_SPLIT go through the C functions so that their
-// communicators are set up as they are made (communicators.cpp).
+// MPI_INIT_THREAD, MPI_COMM_DUP, MPI_COMM_SPLIT and MPI_CART_CREATE go through the C functions so
+// that their communicators are set up as they are made (communicators.cpp).
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
 // already (fortran_mpich.cpp).
 #include "preload/fortran_common.hpp"
@@ -15,6 +15,9 @@
 #include <mpi.h>
 // Open MPI's own declarations of its Fortran sentinels (OMPI_IS_FORTRAN_IN_PLACE, ...).
 #include <mpif-c-constants-decl.h>
+
+#include <algorithm>
+#include <vector>
 
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER count arrays passed as int[]");
 
@@ -176,6 +179,18 @@ void mpi_comm_split_(const MPI_Fint* comm, const MPI_Fint* color, const MPI_Fint
   *newcomm = PMPI_Comm_c2f(made);
 }
 
+// PERIODS and REORDER are LOGICALs: nonzero is true (gfortran's .true. is 1, others' -1).
+void mpi_cart_create_(const MPI_Fint* comm_old, const MPI_Fint* ndims, const MPI_Fint* dims,
+                      const MPI_Fint* periods, const MPI_Fint* reorder, MPI_Fint* comm_cart,
+                      MPI_Fint* ierror) {
+  std::vector<int> c_periods(periods, periods + std::max(0, static_cast<int>(*ndims)));
+  for (int& period : c_periods) period = period != 0;
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Cart_create(PMPI_Comm_f2c(*comm_old), *ndims, dims, c_periods.data(),
+                                     *reorder != 0, &made));
+  *comm_cart = PMPI_Comm_c2f(made);
+}
+
 // The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
 // INTEGER passed by reference).
 #define A2AV_FORTRAN_ALIAS(name, target) decltype(target) name __attribute__((alias(#target)));
@@ -239,6 +254,10 @@ A2AV_FORTRAN_ALIAS(mpi_comm_split, mpi_comm_split_)
 A2AV_FORTRAN_ALIAS(mpi_comm_split__, mpi_comm_split_)
 A2AV_FORTRAN_ALIAS(MPI_COMM_SPLIT, mpi_comm_split_)
 A2AV_FORTRAN_ALIAS(mpi_comm_split_f08_, mpi_comm_split_)
+A2AV_FORTRAN_ALIAS(mpi_cart_create, mpi_cart_create_)
+A2AV_FORTRAN_ALIAS(mpi_cart_create__, mpi_cart_create_)
+A2AV_FORTRAN_ALIAS(MPI_CART_CREATE, mpi_cart_create_)
+A2AV_FORTRAN_ALIAS(mpi_cart_create_f08_, mpi_cart_create_)
 A2AV_FORTRAN_ALIAS(mpi_request_free, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(mpi_request_free__, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(MPI_REQUEST_FREE, mpi_request_free_)
