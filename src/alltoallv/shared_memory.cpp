@@ -114,8 +114,7 @@ class Cells {
     if (!ctx.segment) {
       ctx.segment = std::make_shared<NodeSegment>(ctx.comm, part_bytes(ctx.size));
       // Tried together with the segment (both collective), where the segment could be made.
-      if (ctx.segment->ok() && !ctx.single_copy)
-        ctx.single_copy = std::make_shared<SingleCopy>(ctx.comm);
+      if (ctx.segment->ok()) communicator_single_copy(ctx);
       explain(ctx, ctx.single_copy.get());
     }
     if (!ctx.segment->ok()) return nullptr;

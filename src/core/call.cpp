@@ -32,11 +32,6 @@ Side recv_side(const Call& c) {
   return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
 }
 
-// First data byte of a peer's block, relative to the buffer.
-std::int64_t block_start(const Side& side, const TypeInfo& type, int peer) {
-  return static_cast<std::int64_t>(side.displs[peer]) * type.extent + type.true_lb;
-}
-
 // Checks one side and fills its type facts and block bytes.
 int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
                std::string& message, TypeInfo& type, std::vector<std::int64_t>& bytes) {
@@ -106,7 +101,7 @@ void lay_out_in_place(const Side& side, const TypeInfo& type,
   blocks.base = static_cast<std::byte*>(const_cast<void*>(side.buf));
   blocks.offset.resize(bytes.size());
   for (std::size_t p = 0; p < bytes.size(); ++p)
-    blocks.offset[p] = block_start(side, type, static_cast<int>(p));
+    blocks.offset[p] = block_start(side.displs[p], type);
   blocks.bytes = bytes;
 }
 

@@ -44,6 +44,12 @@ struct TypeInfo {
   bool lacks(const void* buffer) const { return buffer == nullptr && true_lb == 0; }
 };
 
+// First data byte of a block at displacement `displ` (in extents of `type`), relative to its
+// buffer.
+inline std::int64_t block_start(MPI_Aint displ, const TypeInfo& type) {
+  return static_cast<std::int64_t>(displ) * type.extent + type.true_lb;
+}
+
 // Byte ranges, one per peer, relative to `base`.
 struct ByteBlocks {
   std::byte* base = nullptr;

@@ -1,6 +1,7 @@
 #include "core/single_copy.hpp"
 
 #include "core/check.hpp"
+#include "core/comm_context.hpp"
 #include "core/environment.hpp"
 
 #include <sys/prctl.h>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace a2av {
 namespace {
@@ -28,6 +30,11 @@ std::string try_reading(std::int64_t pid, std::uint64_t address, std::uint64_t e
 }
 
 }  // namespace
+
+const SingleCopy& communicator_single_copy(const CommContext& ctx) {
+  if (!ctx.single_copy) ctx.single_copy = std::make_shared<SingleCopy>(ctx.comm);
+  return *ctx.single_copy;
+}
 
 SingleCopy::SingleCopy(MPI_Comm comm) {
   SingleCopyMaker maker(comm);

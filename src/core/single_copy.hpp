@@ -35,6 +35,12 @@ class SingleCopy {
   std::string failure_;
 };
 
+struct CommContext;
+
+// The communicator's SingleCopy (CommContext::single_copy), tried once, collectively, by the
+// first caller that made a node segment on it (shared_memory's cells, the sparse exchange's).
+const SingleCopy& communicator_single_copy(const CommContext& ctx);
+
 // The constructor's steps (an allgather of the probes, a read, an allreduce of the outcome),
 // each started nonblocking and tested by advance(), for a nonblocking start, which must not
 // wait for its peers (as NodeSegmentMaker). Collective over `comm` all the same.

@@ -113,10 +113,8 @@ class DirectExchange : public StagedOperation {
   };
   OwnBlock own_block(const Call& call, const TypeInfo& send_type, const TypeInfo& recv_type) {
     const int me = setup_.context().rank;
-    return {call.sdispls[me] * send_type.extent + send_type.true_lb,
-            call.sendcounts[me] * send_type.size,
-            call.rdispls[me] * recv_type.extent + recv_type.true_lb,
-            call.recvcounts[me] * recv_type.size};
+    return {block_start(call.sdispls[me], send_type), call.sendcounts[me] * send_type.size,
+            block_start(call.rdispls[me], recv_type), call.recvcounts[me] * recv_type.size};
   }
 
   // As MPI's message to itself: what fits, and MPI_ERR_TRUNCATE where the sizes differ.

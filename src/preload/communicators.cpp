@@ -24,95 +24,88 @@ bool sets_up_at_creation() {
   return on;
 }
 
-// `rc` and `made` from the MPI library's call; the program's new intracommunicator set up.
-int set_up(int rc, MPI_Comm made) {
-  if (rc != MPI_SUCCESS || made == MPI_COMM_NULL || !sets_up_at_creation() ||
-      !intracommunicator(made))
+// `rc` from the MPI library's call that made `*made` (read only after it): the program's new
+// intracommunicator set up.
+int set_up(int rc, const MPI_Comm* made) {
+  if (rc != MPI_SUCCESS || *made == MPI_COMM_NULL || !sets_up_at_creation() ||
+      !intracommunicator(*made))
     return rc;
-  A2AV_Comm_prepare(made);  // where it fails, the first call sets a2av up, as it would anyway
+  A2AV_Comm_prepare(*made);  // where it fails, the first call sets a2av up, as it would anyway
   return rc;
 }
+
+const MPI_Comm world = MPI_COMM_WORLD;
 
 }  // namespace
 
 extern "C" {
 
 int MPI_Init(int* argc, char*** argv) {
-  return set_up(PMPI_Init(argc, argv), MPI_COMM_WORLD);
+  return set_up(PMPI_Init(argc, argv), &world);
 }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-  return set_up(PMPI_Init_thread(argc, argv, required, provided), MPI_COMM_WORLD);
+  return set_up(PMPI_Init_thread(argc, argv, required, provided), &world);
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_dup(comm, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_dup(comm, newcomm), newcomm);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_split(comm, color, key, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_create(comm, group, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-  const int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
-  const int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
-  return set_up(rc, *newintracomm);
+  return set_up(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
 }
 
 int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder,
                     MPI_Comm* comm_cart) {
-  const int rc = PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart);
-  return set_up(rc, *comm_cart);
+  return set_up(PMPI_Cart_create(comm, ndims, dims, periods, reorder, comm_cart), comm_cart);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
-  const int rc = PMPI_Cart_sub(comm, remain_dims, newcomm);
-  return set_up(rc, *newcomm);
+  return set_up(PMPI_Cart_sub(comm, remain_dims, newcomm), newcomm);
 }
 
 int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder,
                      MPI_Comm* comm_graph) {
-  const int rc = PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph);
-  return set_up(rc, *comm_graph);
+  return set_up(PMPI_Graph_create(comm, nnodes, index, edges, reorder, comm_graph), comm_graph);
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[],
                           const int destinations[], const int weights[], MPI_Info info, int reorder,
                           MPI_Comm* comm_dist_graph) {
-  const int rc = PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
-                                        reorder, comm_dist_graph);
-  return set_up(rc, *comm_dist_graph);
+  return set_up(PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info,
+                                       reorder, comm_dist_graph),
+                comm_dist_graph);
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
                                    const int destinations[], const int destweights[], MPI_Info info,
                                    int reorder, MPI_Comm* comm_dist_graph) {
-  const int rc =
+  return set_up(
       PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree,
-                                      destinations, destweights, info, reorder, comm_dist_graph);
-  return set_up(rc, *comm_dist_graph);
+                                      destinations, destweights, info, reorder, comm_dist_graph),
+      comm_dist_graph);
 }
 
 }  // extern "C"

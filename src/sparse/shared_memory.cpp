@@ -89,7 +89,7 @@ void raise_to(std::uint64_t& word, std::uint64_t value) {
 // counters, the list and the data.
 struct SparseCells {
   std::shared_ptr<NodeSegment> segment;
-  std::shared_ptr<const SingleCopy> single_copy;  // the communicator's
+  const SingleCopy* single_copy = nullptr;  // the communicator's, where the segment was made
   std::size_t list_length = 0, data_bytes = 0, half_bytes = 0;
   std::uint64_t exchanges = 0;  // the same on every rank
 
@@ -129,9 +129,7 @@ SparseCells* cells_of(const CommContext& ctx) {
     cells->segment = std::make_shared<NodeSegment>(
         ctx.comm, wanted ? sizeof(Shared) + 2 * cells->half_bytes : 0);
     // Tried with the segment (both collective), as the dense shared_memory does.
-    if (cells->segment->ok() && !ctx.single_copy)
-      ctx.single_copy = std::make_shared<SingleCopy>(ctx.comm);
-    cells->single_copy = ctx.single_copy ? ctx.single_copy : std::make_shared<SingleCopy>();
+    if (cells->segment->ok()) cells->single_copy = &communicator_single_copy(ctx);
     kept = &ctx.kept.keep(std::move(cells));
   }
   return kept->segment->ok() ? kept : nullptr;
