@@ -37,6 +37,9 @@ def parse_arguments():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--algorithm", default="auto")
     parser.add_argument("--mpiexec", default="mpiexec --oversubscribe")
+    parser.add_argument("--c-loop", help="the sparse_c_loop module: also time the C side's "
+                        "loop inside a Python process (under mpiexec without --c-program: "
+                        "that side alone)")
     parser.add_argument("--worker", action="store_true", help="time the Python side (mpiexec)")
     return parser.parse_args()
 
@@ -68,15 +71,17 @@ def time_python_side(args):
         data = payload(rank, message_bytes)
         messages = [((rank + 1 + d) % size, data) for d in range(k)]
         seconds = []
+        elapsed = np.zeros(1)  # the maximum over ranks, by buffer (as sparse_c's), not pickled
         for iteration in range(WARMUP + args.iterations):
             comm.Barrier()
             start = MPI.Wtime()
             received = a2av.sparse_exchange(comm, messages, algorithm=args.algorithm)
-            elapsed = comm.allreduce(MPI.Wtime() - start, op=MPI.MAX)
+            elapsed[0] = MPI.Wtime() - start
+            comm.Allreduce(MPI.IN_PLACE, elapsed, op=MPI.MAX)
             if iteration == 0:
                 wrong += wrong_messages(received, rank, size, k, message_bytes)
             if iteration >= WARMUP:
-                seconds.append(elapsed)
+                seconds.append(elapsed[0])
         if rank == 0:
             median = sorted(seconds)[len(seconds) // 2]  # the upper median, as sparse_c's
             print(f"{message_bytes} {median:.9f} {a2av.last_algorithm()}", flush=True)
@@ -86,11 +91,27 @@ def time_python_side(args):
     return 1 if wrong else 0
 
 
+def time_c_loop_in_python(args):
+    """The C side's loop (sparse_c_run of the sparse_c_loop module), called once from this
+    Python process, with mpi4py, NumPy and a2av imported as the binding's side has them."""
+    import ctypes
+    from mpi4py import MPI  # noqa: F401 (initializes MPI, at MPI_THREAD_MULTIPLE)
+    import a2av  # noqa: F401 (the same libraries loaded as on the binding's side)
+
+    loop = ctypes.CDLL(args.c_loop)
+    loop.sparse_c_run.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    sizes = ",".join(str(s) for s in args.sizes).encode()
+    return 1 if loop.sparse_c_run(sizes, args.iterations, args.algorithm.encode(), 1) else 0
+
+
 def launch(args, ranks, program):
-    """Runs one side ("c", "c_copy", "python") under mpiexec; returns {S: (median seconds,
-    algorithm)}."""
+    """Runs one side ("c", "c_copy", "c_in_python", "python") under mpiexec; returns
+    {S: (median seconds, algorithm)}."""
     sizes = [str(s) for s in args.sizes]
-    if program.startswith("c"):
+    if program.startswith("c_in"):
+        side = [sys.executable, __file__, "--c-loop", args.c_loop, "--sizes", *sizes,
+                "--iterations", str(args.iterations), "--algorithm", args.algorithm]
+    elif program.startswith("c"):
         side = [args.c_program, ",".join(sizes), str(args.iterations), args.algorithm]
         side += ["copy"] if program == "c_copy" else []
     else:
@@ -108,28 +129,38 @@ def launch(args, ranks, program):
 
 
 def compare(args):
-    """All sides at each P, alternately; prints a Markdown table (times in microseconds)."""
-    print("| P | S (bytes) | algorithm | C | C + copy | Python | Python / C "
-          "| Python / (C + copy) |")
-    print("| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    """All sides at each P, alternately; prints a Markdown table (times in microseconds). With
+    --c-loop, also the C loop inside a Python process, and the binding against it."""
+    programs = ["c", "c_copy"] + (["c_in_python"] if args.c_loop else []) + ["python"]
+    heading = "| P | S (bytes) | algorithm | C | C + copy |"
+    heading += " C + copy, in a Python process |" if args.c_loop else ""
+    heading += " Python | Python / C | Python / (C + copy) |"
+    heading += " Python / (C + copy in Python) |" if args.c_loop else ""
+    print(heading)
+    print("|" + " ---: |" * (heading.count("|") - 1))
     for ranks in args.ranks:
-        rounds = {"c": [], "c_copy": [], "python": []}
+        rounds = {program: [] for program in programs}
         for _ in range(args.rounds):
-            for program in rounds:
+            for program in programs:
                 rounds[program].append(launch(args, ranks, program))
         for size in args.sizes:
-            c, c_copy, python = (statistics.median(r[size][0] for r in rounds[program])
-                                 for program in ("c", "c_copy", "python"))
+            t = {program: statistics.median(r[size][0] for r in rounds[program])
+                 for program in programs}
             algorithm = rounds["c"][0][size][1]
-            print(f"| {ranks} | {size} | {algorithm} | {1e6 * c:.1f} | {1e6 * c_copy:.1f} "
-                  f"| {1e6 * python:.1f} | {python / c:.2f} | {python / c_copy:.2f} |",
-                  flush=True)
+            row = f"| {ranks} | {size} | {algorithm} | {1e6 * t['c']:.1f} | {1e6 * t['c_copy']:.1f} |"
+            row += f" {1e6 * t['c_in_python']:.1f} |" if args.c_loop else ""
+            row += (f" {1e6 * t['python']:.1f} | {t['python'] / t['c']:.2f} |"
+                    f" {t['python'] / t['c_copy']:.2f} |")
+            row += f" {t['python'] / t['c_in_python']:.2f} |" if args.c_loop else ""
+            print(row, flush=True)
 
 
 def main():
     args = parse_arguments()
     if args.worker:
         return time_python_side(args)
+    if args.c_loop and not args.c_program:
+        return time_c_loop_in_python(args)
     if not args.c_program:
         sys.exit("python_sparse.py: --c-program (the sparse_c executable) is needed, or --worker")
     compare(args)

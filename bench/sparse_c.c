@@ -11,7 +11,10 @@
  * same MPI (Open MPI takes locks at that level).
  *
  *   mpiexec -n 4 sparse_c 1024,16384,262144 200 auto [copy]
- */
+ *
+ * Built a second time, without main, as the module sparse_c_loop, whose sparse_c_run a Python
+ * process calls: the same exchanges from a process like the binding's, so that the
+ * comparison isolates the binding from what any Python process pays on this node. */
 #include <a2av/a2av.h>
 
 #include <mpi.h>
@@ -104,6 +107,27 @@ static double run_size(long bytes, int iterations, const char* algorithm, int co
   return median;
 }
 
+/* Every size of the comma-separated list `sizes`, on MPI_COMM_WORLD; rank 0 prints a line per
+ * size. Returns the number of wrong messages over all ranks. Also called from a Python
+ * process (bench/python_sparse.py, side "c_in_python", through ctypes): the same loop in a
+ * process like the binding's. */
+int sparse_c_run(const char* sizes, int iterations, const char* algorithm, int copy) {
+  int rank, wrong = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char* list = strdup(sizes);
+  for (char* size = strtok(list, ","); size; size = strtok(NULL, ",")) {
+    const long bytes = atol(size);
+    const double median = run_size(bytes, iterations, algorithm, copy, &wrong);
+    if (rank == 0) printf("%ld %.9f %s\n", bytes, median, A2AV_Last_algorithm());
+    fflush(stdout);
+  }
+  free(list);
+  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0 && wrong) fprintf(stderr, "sparse_c: %d wrong messages\n", wrong);
+  return wrong;
+}
+
+#ifndef SPARSE_C_LOOP_ONLY
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -111,16 +135,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: sparse_c SIZES ITERATIONS ALGORITHM [copy] (1024,16384 200 auto)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  const int iterations = atoi(argv[2]), copy = argc == 5;
-  int rank, wrong = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (char* size = strtok(argv[1], ","); size; size = strtok(NULL, ",")) {
-    const long bytes = atol(size);
-    const double median = run_size(bytes, iterations, argv[3], copy, &wrong);
-    if (rank == 0) printf("%ld %.9f %s\n", bytes, median, A2AV_Last_algorithm());
-  }
-  MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0 && wrong) fprintf(stderr, "sparse_c: %d wrong messages\n", wrong);
+  const int wrong = sparse_c_run(argv[1], atoi(argv[2]), argv[3], argc == 5);
   MPI_Finalize();
   return wrong ? 1 : 0;
 }
+#endif

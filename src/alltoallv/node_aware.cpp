@@ -512,10 +512,13 @@ class NodeAwareRank : ColumnBlocks {
   // that its sender does not wait for it.
   void read_from(int local, std::int64_t bytes) {
     const int from = cells_.ranks[cells_.node][local];
-    if (ex_ && bytes == ex_->recv.bytes[from])
-      cells_.single_copy.read(ex_->recv.at(from), local, address(local, cells_.local),
-                              static_cast<std::size_t>(bytes));
-    else if (ex_)
+    if (ex_ && bytes == ex_->recv.bytes[from]) {
+      if (auto refused =
+              cells_.single_copy.read(ex_->recv.at(from), local, address(local, cells_.local),
+                                      static_cast<std::size_t>(bytes)))
+        mismatch_.note(fmt::format("the block from rank {}: {}", from, refused->what()),
+                       refused->code());
+    } else if (ex_)
       note_mismatch(from, bytes);
     std::atomic_ref<std::uint64_t>(read_by_peers(local)).fetch_add(1, std::memory_order_acq_rel);
   }

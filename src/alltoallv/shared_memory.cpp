@@ -279,8 +279,10 @@ void receive_blocks(const AlgorithmCall& ex, Cells& cells, LargeMessages& large)
         } else if (cell.route == Route::cell) {
           copy_on_node(ex.recv.at(from), cells.block(from, ex.ctx.rank), expected);
         } else if (cell.route == Route::address) {
-          cells.single_copy().read(ex.recv.at(from), from,
-                                   reinterpret_cast<const void*>(cell.address), expected);
+          if (auto refused = cells.single_copy().read(
+                  ex.recv.at(from), from, reinterpret_cast<const void*>(cell.address), expected))
+            ex.mismatch.note(fmt::format("the block from rank {}: {}", from, refused->what()),
+                             refused->code());
           cells.done_reading(from);
         } else {
           large.receives.irecv(ex.recv.at(from), expected, from, tags::kDirectBlock.tag(),

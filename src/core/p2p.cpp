@@ -328,7 +328,7 @@ std::int64_t Requests::requests_for(std::int64_t bytes) const {
 }
 
 void Mismatch::raise() const {
-  if (!message_.empty()) throw Error(A2AV_ERR_COUNTS, message_);
+  if (!message_.empty()) throw Error(code_, message_);
 }
 
 void Requests::adopt(MPI_Request request, std::int64_t expected_bytes) {

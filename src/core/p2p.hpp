@@ -2,6 +2,7 @@
 // max_piece() bytes are split into pieces, which MPI's non-overtaking rule keeps in order.
 #pragma once
 
+#include <a2av/a2av.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -15,20 +16,22 @@
 
 namespace a2av {
 
-// A count disagreement found while data moves. It is remembered rather than thrown so that
+// An error found while data moves: a count disagreement (A2AV_ERR_COUNTS), or a block the
+// kernel would not copy from its sender's buffer. It is remembered rather than thrown so that
 // the algorithm finishes its protocol and no peer is left waiting; the driver raises it.
 class Mismatch {
  public:
-  void note(std::string message) {
-    if (message_.empty()) message_ = std::move(message);
+  void note(std::string message, int code = A2AV_ERR_COUNTS) {
+    if (message_.empty()) message_ = std::move(message), code_ = code;
   }
-  void raise() const;  // throws A2AV_ERR_COUNTS if anything was noted
+  void raise() const;  // throws the first error noted, if any
   void absorb(const Mismatch& other) {
-    if (!other.message_.empty()) note(other.message_);
+    if (!other.message_.empty()) note(other.message_, other.code_);
   }
 
  private:
   std::string message_;
+  int code_ = A2AV_ERR_COUNTS;
 };
 
 // In-band agreement on argument errors, for the algorithms that send each peer its block

@@ -106,18 +106,29 @@ void SingleCopyMaker::settle() {
   for (const Probe& p : all_) made_.pids_.push_back(static_cast<pid_t>(p.pid));
 }
 
-void SingleCopy::read(void* to, int peer, const void* from, std::size_t bytes) const {
+std::optional<Error> SingleCopy::read(void* to, int peer, const void* from,
+                                      std::size_t bytes) const {
   if (!ok()) fail(A2AV_ERR_ARG, "single copy read without cross-memory attach: {}", failure_);
   // One call moves at most about 2 GiB (the kernel's MAX_RW_COUNT): loop.
   for (std::size_t done = 0; done < bytes;) {
     iovec local{static_cast<std::byte*>(to) + done, bytes - done};
     iovec remote{const_cast<std::byte*>(static_cast<const std::byte*>(from)) + done, bytes - done};
     const ssize_t n = process_vm_readv(pids_[peer], &local, 1, &remote, 1, 0);
-    if (n <= 0)
-      fail(A2AV_ERR_MPI, "process_vm_readv of {} bytes from rank {}: {}", bytes - done, peer,
-           n < 0 ? std::strerror(errno) : "nothing read");
-    done += static_cast<std::size_t>(n);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    const int why = n < 0 ? errno : 0;
+    if (why == EFAULT)
+      return Error(A2AV_ERR_ARG,
+                   fmt::format("{} of its bytes lie outside the sender's send buffer or this "
+                               "rank's receive buffer: are both as long as the counts and "
+                               "displacements say? (process_vm_readv: {})",
+                               bytes - done, std::strerror(why)));
+    return Error(A2AV_ERR_MPI, fmt::format("process_vm_readv of {} bytes: {}", bytes - done,
+                                           why ? std::strerror(why) : "nothing read"));
   }
+  return std::nullopt;
 }
 
 }  // namespace a2av

@@ -7,11 +7,14 @@
 // reads a word from its neighbour, and all agree; where any could not, no rank uses it.
 #pragma once
 
+#include <a2av/error.hpp>
+
 #include <mpi.h>
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +28,13 @@ class SingleCopy {
 
   bool ok() const { return !pids_.empty(); }
   const std::string& failure() const { return failure_; }  // why not, where !ok()
-  // Copies `bytes` from address `from` of rank `peer` into `to`; fails with A2AV_ERR_MPI if
-  // the kernel refuses (and with A2AV_ERR_ARG where !ok(): a caller that did not check).
-  void read(void* to, int peer, const void* from, std::size_t bytes) const;
+  // Copies `bytes` from address `from` of rank `peer` into `to`. Where the kernel refuses
+  // (a range not mapped: a buffer shorter than its counts and displacements say), returns
+  // why, for the caller to note with the block's sender (Mismatch) and go on: thrown, it would
+  // leave the sender waiting for this read. Fails with A2AV_ERR_ARG where !ok() (a caller that
+  // did not check).
+  [[nodiscard]] std::optional<Error> read(void* to, int peer, const void* from,
+                                          std::size_t bytes) const;
 
  private:
   friend class SingleCopyMaker;

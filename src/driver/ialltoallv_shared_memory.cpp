@@ -225,12 +225,9 @@ class SharedMemoryExchange : public StagedOperation {
   }
 
   void read_from(int from, std::uint64_t address, std::int64_t bytes) {
-    try {
-      cells_->single_copy.read(recv().at(from), from, reinterpret_cast<const void*>(address),
-                               static_cast<std::size_t>(bytes));
-    } catch (const Error&) {  // the kernel refused after all: reported, the exchange goes on
-      note(MPI_ERR_OTHER);
-    }
+    if (cells_->single_copy.read(recv().at(from), from, reinterpret_cast<const void*>(address),
+                                 static_cast<std::size_t>(bytes)))
+      note(MPI_ERR_OTHER);  // the kernel refused: reported, the exchange goes on
   }
 
   // Drops the readers that have taken the block sent them by address (their consumed number;

@@ -190,6 +190,11 @@ Inbox Inbox::with_kept_storage() {
   return inbox;
 }
 
+void Inbox::note_unread(int source, const Error& why) {
+  if (!unread_)
+    unread_ = Error(why.code(), fmt::format("the message from rank {}: {}", source, why.what()));
+}
+
 std::byte* Inbox::slot(int source, std::int64_t bytes) {
   const auto offset = static_cast<std::int64_t>(storage_.size());
   storage_.resize(storage_.size() + static_cast<std::size_t>(bytes));
@@ -244,6 +249,7 @@ SparseResult run_sparse_exchange(std::span<const OutgoingMessage> messages, MPI_
   if (agreed && !fault)  // the same on every rank: the fault and the statistics are agreed
     ctx.sparse_max_messages = agreed->messages, ctx.sparse_max_bytes = agreed->bytes;
   if (fault) fault.raise(ctx.rank);
+  inbox.raise_unread();
   memory.release(parcel_bytes);
   return SparseResultBuilder::build(std::move(inbox), std::string(name_of(chosen)), memory.peak(),
                                     InFlight::high_water());

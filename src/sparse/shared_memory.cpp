@@ -216,7 +216,9 @@ void collect(const SparseCells& cells, std::uint64_t exchange, const CommContext
       copy_on_node(to, cells.data(d.source, exchange) + d.offset, bytes);
       continue;
     }
-    cells.single_copy->read(to, d.source, reinterpret_cast<const void*>(d.offset), bytes);
+    if (auto refused =
+            cells.single_copy->read(to, d.source, reinterpret_cast<const void*>(d.offset), bytes))
+      inbox.note_unread(d.source, *refused);
     fetch_add(cells.counters(d.source, exchange).read, 1);
   }
   // This rank's own sends go on as their window allows: its peers wait for them likewise.

@@ -89,6 +89,12 @@ class Inbox {
   std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()); }
   // Receives the message `status` found by a probe of `tag` on `comm`.
   void receive(MPI_Status status, int tag, MPI_Comm comm);
+  // A message the kernel would not copy from its sender's buffer (core/single_copy.hpp):
+  // noted while the exchange goes on, raised on this rank once it is done.
+  void note_unread(int source, const Error& why);
+  void raise_unread() const {
+    if (unread_) throw *unread_;
+  }
 
  private:
   friend class SparseResultBuilder;
@@ -98,6 +104,7 @@ class Inbox {
   };
   ReceivedBytes storage_;
   std::vector<Record> records_;
+  std::optional<Error> unread_;
 };
 
 class SparseResultBuilder {

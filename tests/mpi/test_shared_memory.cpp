@@ -1,15 +1,19 @@
 // The shared_memory algorithm (src/alltoallv/shared_memory.cpp): blocks that fit a cell and
 // blocks sent as messages in one exchange, many exchanges in a row, also with nothing
-// between them (the cells alternate),
-// communicators split, freed and made again (each has its own segment), count disagreements
-// on either path followed by a clean call, a rank's error while large blocks travel to it,
-// and a message the user posted before the call that a peer waits for while this rank
-// waits on the cells. Each result is compared with the vendor MPI_Alltoallv.
+// between them (the cells alternate), communicators split, freed and made again (each has its
+// own segment), count disagreements on either path followed by a clean call, a rank's error
+// while large blocks travel to it, a send buffer shorter than its counts say where the
+// receiver reads it, and a message the user posted before the call that a peer waits for
+// while this rank waits on the cells. Each result is compared with the vendor MPI_Alltoallv.
 #include "harness.hpp"
 
 #include <a2av/alltoallv.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -131,6 +135,109 @@ TEST(SharedMemory, ErrorOnOneRankWhileLargeBlocksTravelToIt) {
   for (int k : {0, static_cast<int>(n - 1)}) EXPECT_EQ(recv[k], -1) << "data from the failed rank";
   EXPECT_EQ(exchange_ints(n, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
   EXPECT_EQ(exchange_ints(3, world()), A2AV_SUCCESS) << A2AV_Last_error_message();
+}
+
+// A send buffer that ends a page before its block for rank 1 does, the page after it not
+// mapped, where the receiver reads the block from the sender's buffer (the registration with
+// A2AV_SINGLE_COPY=1, where rank 0 says large blocks go that way; by MPI the read past the
+// buffer would be undefined, hence only there). The kernel refuses the read: rank 1 returns
+// A2AV_ERR_ARG, its sender is not left waiting for it, every other block arrives, and the next
+// exchange is right. Blocking and nonblocking.
+class ShortSendBuffer {
+ public:
+  static constexpr std::int64_t kBlock = 300000;  // read from the sender at every setting
+
+  ShortSendBuffer() : pages_(round_up(size_ * kBlock) + page_) {
+    void* at = mmap(nullptr, pages_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(at, MAP_FAILED);
+    buffer_ = static_cast<unsigned char*>(at);
+    for (std::int64_t i = 0; i < pages_ - page_; ++i) buffer_[i] = byte_of(me_, i);
+    mprotect(buffer_ + pages_ - page_, page_, PROT_NONE);
+    for (int p = 0; p < size_; ++p) sd_[p] = rd_[p] = p * kBlock;
+  }
+  ~ShortSendBuffer() { munmap(buffer_, pages_); }
+
+  // Rank 0's block for rank 1 runs `overrun` bytes past the mapped pages.
+  void overrun_by(std::int64_t overrun) {
+    if (me_ == 0) sd_[1] = pages_ - page_ - kBlock + overrun;
+  }
+  int exchange(const char* spec) {
+    std::fill(recv_.begin(), recv_.end(), 0xee);
+    return A2AV_Alltoallv_with(spec, buffer_, counts_.data(), sd_.data(), MPI_BYTE, recv_.data(),
+                               counts_.data(), rd_.data(), MPI_BYTE, world());
+  }
+  // The nonblocking exchange's shared-memory schedule (one node, A2AV_ALGORITHM unset).
+  int exchange_nonblocking() {
+    std::fill(recv_.begin(), recv_.end(), 0xee);
+    MPI_Request request = MPI_REQUEST_NULL;
+    int code = A2AV_Ialltoallv_c(buffer_, counts_.data(), sd_.data(), MPI_BYTE, recv_.data(),
+                                 counts_.data(), rd_.data(), MPI_BYTE, world(), &request);
+    // Which communicator's error handler MPI_Wait calls for a generalized request differs
+    // between MPIs: all return here.
+    for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD, world()})
+      MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (code == MPI_SUCCESS) code = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD, world()})
+      MPI_Comm_set_errhandler(c, MPI_ERRORS_ARE_FATAL);
+    return code;
+  }
+  // Whether the block from `from` is the bytes it sent; `from`'s displacement for this rank
+  // as every rank but 0 gives it.
+  bool block_arrived(int from) const {
+    for (std::int64_t i = 0; i < kBlock; ++i)
+      if (recv_[from * kBlock + i] != byte_of(from, me_ * kBlock + i)) return false;
+    return true;
+  }
+
+ private:
+  static unsigned char byte_of(int rank, std::int64_t offset) {
+    return static_cast<unsigned char>(rank * 31 + offset % 251);
+  }
+  std::int64_t round_up(std::int64_t bytes) const { return (bytes + page_ - 1) / page_ * page_; }
+
+  int me_ = rank_of(world()), size_ = size_of(world());
+  std::int64_t page_ = sysconf(_SC_PAGESIZE), pages_;
+  unsigned char* buffer_ = nullptr;
+  std::vector<MPI_Count> counts_ = std::vector<MPI_Count>(size_, kBlock);
+  std::vector<MPI_Aint> sd_ = std::vector<MPI_Aint>(size_), rd_ = sd_;
+  std::vector<unsigned char> recv_ = std::vector<unsigned char>(size_ * kBlock);
+};
+
+// On emulated nodes (A2AV_EMULATE_NODES, the _nodes registration) the same through
+// node_aware, whose blocks within a node are read likewise; its nonblocking schedule sends
+// messages there, which would read past the buffer: not run.
+TEST(SharedMemory, SendBufferShorterThanItsCountsWhereReadBySingleCopy) {
+  const char* single_copy = std::getenv("A2AV_SINGLE_COPY");
+  if (!single_copy || std::string(single_copy) != "1")
+    GTEST_SKIP() << "only where large blocks are read from the sender (A2AV_SINGLE_COPY=1)";
+  const int size = size_of(world()), me = rank_of(world());
+  if (size < 2) GTEST_SKIP() << "needs a peer";
+  const bool nodes = std::getenv("A2AV_EMULATE_NODES") != nullptr;  // ranks 0 and 1 share one
+  const char* spec = nodes ? "node_aware" : kSpec;
+  ShortSendBuffer buffer;
+  buffer.overrun_by(2048);
+  EXPECT_EQ(buffer.exchange(spec), me == 1 ? A2AV_ERR_ARG : A2AV_SUCCESS)
+      << A2AV_Last_error_message();
+  if (me == 1) {
+    EXPECT_NE(std::string(A2AV_Last_error_message()).find("rank 0"), std::string::npos);
+  }
+  for (int from = 0; from < size; ++from) {
+    if (me != 1 || from != 0) {
+      EXPECT_TRUE(buffer.block_arrived(from)) << "from rank " << from;
+    }
+  }
+  if (!nodes) {
+    EXPECT_EQ(buffer.exchange_nonblocking() == MPI_SUCCESS, me != 1);
+    for (int from = 0; from < size; ++from) {
+      if (me != 1 || from != 0) {
+        EXPECT_TRUE(buffer.block_arrived(from)) << "from rank " << from;
+      }
+    }
+  }
+  buffer.overrun_by(0);
+  EXPECT_EQ(buffer.exchange(spec), A2AV_SUCCESS) << A2AV_Last_error_message();
+  for (int from = 1; from < size; ++from)
+    EXPECT_TRUE(buffer.block_arrived(from)) << "from rank " << from;
 }
 
 TEST(SharedMemory, UserMessageProgressesWhileWaitingOnCells) {

@@ -6,6 +6,9 @@
 // P; requests in flight within the bound.
 #include "harness.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <a2av/a2av.h>
 #include <a2av/sparse.hpp>
 
@@ -214,6 +217,44 @@ TEST(Sparse, LargeMessagesLikeVendor) {
   if (single_copy && std::string(single_copy) == "1") {
     EXPECT_EQ(result.max_in_flight(), 0) << "large messages went by MPI on rank " << me;
   }
+}
+
+// A message whose buffer ends before the message does, the page after it not mapped, where
+// the destination reads it from the sender (A2AV_SINGLE_COPY=1; by MPI the read past the
+// buffer would be undefined): the kernel refuses the read, rank 1 gets A2AV_ERR_ARG naming
+// rank 0, rank 0 is not left waiting for it, every other message arrives, and the next
+// exchange is right.
+TEST(Sparse, LargeMessageLongerThanItsBuffer) {
+  const char* single_copy = std::getenv("A2AV_SINGLE_COPY");
+  const int me = rank_of(world()), size = size_of(world());
+  if (!single_copy || std::string(single_copy) != "1" || size < 2 || !one_node(size))
+    GTEST_SKIP() << "only where large messages are read from the sender (A2AV_SINGLE_COPY=1)";
+  const std::size_t page = sysconf(_SC_PAGESIZE), bytes = 300 << 10;
+  const std::size_t mapped = (bytes + page - 1) / page * page;
+  void* at =
+      mmap(nullptr, mapped + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(at, MAP_FAILED);
+  auto* buffer = static_cast<std::byte*>(at);
+  std::fill(buffer, buffer + mapped, static_cast<std::byte>(me));
+  mprotect(buffer + mapped, page, PROT_NONE);
+  const int to = (me + 1) % size;
+  const std::vector<Received> want = {
+      {(me + size - 1) % size, std::vector<std::byte>(bytes, std::byte((me + size - 1) % size))}};
+  for (std::size_t overrun : {std::size_t{2048}, std::size_t{0}}) {
+    const std::size_t start = me == 0 ? mapped - bytes + overrun : 0;
+    const std::vector<OutgoingMessage> out = {{to, {buffer + start, bytes}}};
+    const bool refused = me == 1 && overrun > 0;
+    try {
+      const SparseResult result = sparse_exchange(out, world(), {.algorithm = "shared_memory"});
+      EXPECT_FALSE(refused) << "no error for a message read past its buffer";
+      EXPECT_EQ(copied(result), want) << "overrun " << overrun;
+    } catch (const Error& error) {
+      EXPECT_TRUE(refused) << error.what();
+      EXPECT_EQ(error.code(), A2AV_ERR_ARG);
+      EXPECT_NE(std::string(error.what()).find("rank 0"), std::string::npos) << error.what();
+    }
+  }
+  munmap(at, mapped + page);
 }
 
 // Sub-communicators in reversed rank order: ranks are the communicator's.
