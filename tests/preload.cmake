@@ -125,7 +125,8 @@ if(MPI_Fortran_FOUND)
     a2av_preload_test(NAME preload_${target} ${_openmpi_run} RANKS 1 3 4
                       MATCH ${_entry_points_taken} ${_fortran_later_entry_points}
                       COMMAND $<TARGET_FILE:${target}>)
-    # The first call a nonblocking start on a fresh MPI_COMM_DUP, with the MPI's defaults.
+    # The first call a nonblocking start on a fresh communicator from each constructor, with
+    # the MPI's defaults (2 ranks or more).
     string(TOLOWER "fortran_first_call_${variant}" first_call)
     add_executable(${first_call} preload/fortran_first_call.F90)
     target_compile_definitions(${first_call} PRIVATE ${variant})

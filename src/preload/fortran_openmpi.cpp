@@ -5,8 +5,8 @@
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
 // The persistent exchanges need MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
 // must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made; MPI_INIT,
-// MPI_INIT_THREAD, MPI_COMM_DUP, MPI_COMM_SPLIT and MPI_CART_CREATE go through the C functions so
-// that their communicators are set up as they are made (communicators.cpp).
+// MPI_INIT_THREAD and every constructor of intracommunicators but MPI_COMM_IDUP go through the C
+// functions so that their communicators are set up as they are made (communicators.cpp).
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
 // already (fortran_mpich.cpp).
 #include "preload/fortran_common.hpp"
@@ -29,6 +29,14 @@ void* c_buffer(void* fortran_buffer) {
   if (OMPI_IS_FORTRAN_IN_PLACE(fortran_buffer)) return MPI_IN_PLACE;
   if (OMPI_IS_FORTRAN_BOTTOM(fortran_buffer)) return MPI_BOTTOM;
   return fortran_buffer;
+}
+
+// A graph's edge weights: Open MPI's Fortran MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are
+// addresses of common blocks, as MPI_IN_PLACE is.
+const int* c_weights(const MPI_Fint* weights) {
+  if (OMPI_IS_FORTRAN_UNWEIGHTED(weights)) return MPI_UNWEIGHTED;
+  if (OMPI_IS_FORTRAN_WEIGHTS_EMPTY(weights)) return MPI_WEIGHTS_EMPTY;
+  return weights;
 }
 
 // The C request's Fortran handle, and IERROR.
@@ -191,6 +199,92 @@ void mpi_cart_create_(const MPI_Fint* comm_old, const MPI_Fint* ndims, const MPI
   *comm_cart = PMPI_Comm_c2f(made);
 }
 
+void mpi_comm_dup_with_info_(const MPI_Fint* comm, const MPI_Fint* info, MPI_Fint* newcomm,
+                             MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Comm_dup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+void mpi_comm_split_type_(const MPI_Fint* comm, const MPI_Fint* split_type, const MPI_Fint* key,
+                          const MPI_Fint* info, MPI_Fint* newcomm, MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key,
+                                         PMPI_Info_f2c(*info), &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+void mpi_comm_create_(const MPI_Fint* comm, const MPI_Fint* group, MPI_Fint* newcomm,
+                      MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+void mpi_comm_create_group_(const MPI_Fint* comm, const MPI_Fint* group, const MPI_Fint* tag,
+                            MPI_Fint* newcomm, MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror,
+             MPI_Comm_create_group(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), *tag, &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+// HIGH is a LOGICAL.
+void mpi_intercomm_merge_(const MPI_Fint* intercomm, const MPI_Fint* high, MPI_Fint* newintracomm,
+                          MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Intercomm_merge(PMPI_Comm_f2c(*intercomm), *high != 0, &made));
+  *newintracomm = PMPI_Comm_c2f(made);
+}
+
+// REMAIN_DIMS is a LOGICAL array, one per dimension of COMM.
+void mpi_cart_sub_(const MPI_Fint* comm, const MPI_Fint* remain_dims, MPI_Fint* newcomm,
+                   MPI_Fint* ierror) {
+  const MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+  int ndims = 0;
+  if (PMPI_Cartdim_get(c_comm, &ndims) != MPI_SUCCESS) ndims = 0;
+  std::vector<int> remain(remain_dims, remain_dims + std::max(0, ndims));
+  for (int& dimension : remain) dimension = dimension != 0;
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Cart_sub(c_comm, remain.data(), &made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
+// REORDER is a LOGICAL.
+void mpi_graph_create_(const MPI_Fint* comm_old, const MPI_Fint* nnodes, const MPI_Fint* index,
+                       const MPI_Fint* edges, const MPI_Fint* reorder, MPI_Fint* comm_graph,
+                       MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Graph_create(PMPI_Comm_f2c(*comm_old), *nnodes, index, edges,
+                                      *reorder != 0, &made));
+  *comm_graph = PMPI_Comm_c2f(made);
+}
+
+void mpi_dist_graph_create_adjacent_(const MPI_Fint* comm_old, const MPI_Fint* indegree,
+                                     const MPI_Fint* sources, const MPI_Fint* sourceweights,
+                                     const MPI_Fint* outdegree, const MPI_Fint* destinations,
+                                     const MPI_Fint* destweights, const MPI_Fint* info,
+                                     const MPI_Fint* reorder, MPI_Fint* comm_dist_graph,
+                                     MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, MPI_Dist_graph_create_adjacent(PMPI_Comm_f2c(*comm_old), *indegree, sources,
+                                                    c_weights(sourceweights), *outdegree,
+                                                    destinations, c_weights(destweights),
+                                                    PMPI_Info_f2c(*info), *reorder != 0, &made));
+  *comm_dist_graph = PMPI_Comm_c2f(made);
+}
+
+void mpi_dist_graph_create_(const MPI_Fint* comm_old, const MPI_Fint* n, const MPI_Fint* sources,
+                            const MPI_Fint* degrees, const MPI_Fint* destinations,
+                            const MPI_Fint* weights, const MPI_Fint* info, const MPI_Fint* reorder,
+                            MPI_Fint* comm_dist_graph, MPI_Fint* ierror) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror,
+             MPI_Dist_graph_create(PMPI_Comm_f2c(*comm_old), *n, sources, degrees, destinations,
+                                   c_weights(weights), PMPI_Info_f2c(*info), *reorder != 0, &made));
+  *comm_dist_graph = PMPI_Comm_c2f(made);
+}
+
 // The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
 // INTEGER passed by reference).
 #define A2AV_FORTRAN_ALIAS(name, target) decltype(target) name __attribute__((alias(#target)));
@@ -258,6 +352,42 @@ A2AV_FORTRAN_ALIAS(mpi_cart_create, mpi_cart_create_)
 A2AV_FORTRAN_ALIAS(mpi_cart_create__, mpi_cart_create_)
 A2AV_FORTRAN_ALIAS(MPI_CART_CREATE, mpi_cart_create_)
 A2AV_FORTRAN_ALIAS(mpi_cart_create_f08_, mpi_cart_create_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info, mpi_comm_dup_with_info_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info__, mpi_comm_dup_with_info_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_DUP_WITH_INFO, mpi_comm_dup_with_info_)
+A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info_f08_, mpi_comm_dup_with_info_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split_type, mpi_comm_split_type_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split_type__, mpi_comm_split_type_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_SPLIT_TYPE, mpi_comm_split_type_)
+A2AV_FORTRAN_ALIAS(mpi_comm_split_type_f08_, mpi_comm_split_type_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create, mpi_comm_create_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create__, mpi_comm_create_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_CREATE, mpi_comm_create_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create_f08_, mpi_comm_create_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create_group, mpi_comm_create_group_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create_group__, mpi_comm_create_group_)
+A2AV_FORTRAN_ALIAS(MPI_COMM_CREATE_GROUP, mpi_comm_create_group_)
+A2AV_FORTRAN_ALIAS(mpi_comm_create_group_f08_, mpi_comm_create_group_)
+A2AV_FORTRAN_ALIAS(mpi_intercomm_merge, mpi_intercomm_merge_)
+A2AV_FORTRAN_ALIAS(mpi_intercomm_merge__, mpi_intercomm_merge_)
+A2AV_FORTRAN_ALIAS(MPI_INTERCOMM_MERGE, mpi_intercomm_merge_)
+A2AV_FORTRAN_ALIAS(mpi_intercomm_merge_f08_, mpi_intercomm_merge_)
+A2AV_FORTRAN_ALIAS(mpi_cart_sub, mpi_cart_sub_)
+A2AV_FORTRAN_ALIAS(mpi_cart_sub__, mpi_cart_sub_)
+A2AV_FORTRAN_ALIAS(MPI_CART_SUB, mpi_cart_sub_)
+A2AV_FORTRAN_ALIAS(mpi_cart_sub_f08_, mpi_cart_sub_)
+A2AV_FORTRAN_ALIAS(mpi_graph_create, mpi_graph_create_)
+A2AV_FORTRAN_ALIAS(mpi_graph_create__, mpi_graph_create_)
+A2AV_FORTRAN_ALIAS(MPI_GRAPH_CREATE, mpi_graph_create_)
+A2AV_FORTRAN_ALIAS(mpi_graph_create_f08_, mpi_graph_create_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent, mpi_dist_graph_create_adjacent_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent__, mpi_dist_graph_create_adjacent_)
+A2AV_FORTRAN_ALIAS(MPI_DIST_GRAPH_CREATE_ADJACENT, mpi_dist_graph_create_adjacent_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent_f08_, mpi_dist_graph_create_adjacent_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create, mpi_dist_graph_create_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create__, mpi_dist_graph_create_)
+A2AV_FORTRAN_ALIAS(MPI_DIST_GRAPH_CREATE, mpi_dist_graph_create_)
+A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_f08_, mpi_dist_graph_create_)
 A2AV_FORTRAN_ALIAS(mpi_request_free, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(mpi_request_free__, mpi_request_free_)
 A2AV_FORTRAN_ALIAS(MPI_REQUEST_FREE, mpi_request_free_)
