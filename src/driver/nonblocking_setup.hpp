@@ -14,6 +14,7 @@
 // duplicate, where they are its only collectives.
 #pragma once
 
+#include "core/call.hpp"
 #include "core/comm_context.hpp"
 #include "core/node_segment.hpp"
 #include "core/single_copy.hpp"
