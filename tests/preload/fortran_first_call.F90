@@ -107,13 +107,7 @@ contains
 
     call MPI_COMM_RANK(comm, me, ierr)
     call MPI_COMM_SIZE(comm, size, ierr)
-    allocate(counts(0:size-1), displs(0:size-1), sendbuf(0:size-1), recvbuf(0:size-1))
-    do j = 0, size - 1
-      counts(j) = 1
-      displs(j) = j
-      sendbuf(j) = me * 1000 + j
-    end do
-    recvbuf = -1
+    call blocks(me, size, counts, displs, sendbuf, recvbuf)
     token = 0
     if (me > 0) call MPI_RECV(token, 1, MPI_INTEGER, me - 1, 77, comm, MPI_STATUS_IGNORE, ierr)
     call MPI_IALLTOALLV(sendbuf, counts, displs, MPI_INTEGER, recvbuf, counts, displs, &
@@ -135,13 +129,7 @@ contains
 
     call MPI_COMM_RANK(MPI_COMM_WORLD, me, ierr)
     call MPI_COMM_SIZE(MPI_COMM_WORLD, size, ierr)
-    allocate(counts(0:size-1), displs(0:size-1), sendbuf(0:size-1), recvbuf(0:size-1))
-    do j = 0, size - 1
-      counts(j) = 1
-      displs(j) = j
-      sendbuf(j) = me * 1000 + j
-    end do
-    recvbuf = -1
+    call blocks(me, size, counts, displs, sendbuf, recvbuf)
     call MPI_ALLTOALLV(sendbuf, counts, displs, MPI_INTEGER, recvbuf, counts, displs, &
                        MPI_INTEGER, MPI_COMM_WORLD, ierr)
     do j = 0, size - 1
@@ -153,5 +141,20 @@ contains
       if (recvbuf(j) /= j * 1000 + me) errors = errors + 1
     end do
   end subroutine on_world
+
+  ! One integer to each rank, me * 1000 + its rank; recvbuf -1.
+  subroutine blocks(me, size, counts, displs, sendbuf, recvbuf)
+    integer, intent(in) :: me, size
+    integer, allocatable, intent(out) :: counts(:), displs(:), sendbuf(:), recvbuf(:)
+    integer :: j
+
+    allocate(counts(0:size-1), displs(0:size-1), sendbuf(0:size-1), recvbuf(0:size-1))
+    do j = 0, size - 1
+      counts(j) = 1
+      displs(j) = j
+      sendbuf(j) = me * 1000 + j
+    end do
+    recvbuf = -1
+  end subroutine blocks
 
 end program fortran_first_call
