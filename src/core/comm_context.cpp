@@ -144,19 +144,29 @@ struct RecentContexts {
   explicit RecentContexts(std::uint64_t g = 0) : generation(g) { comms.fill(MPI_COMM_NULL); }
 };
 
-// The context of `comm`, made (blocking or started) if it has none.
-CommContext& context_of(MPI_Comm comm, bool blocking) {
-  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+// `comm`'s context if this thread used it lately, else null.
+CommContext* recently_used(MPI_Comm comm) {
   RecentContexts& recent = per_thread<RecentContexts>();
   const std::uint64_t generation = contexts_generation();
   if (recent.generation != generation) recent = RecentContexts{generation};
   for (std::size_t i = 0; i < recent.comms.size(); ++i)
-    if (recent.comms[i] == comm) return *recent.contexts[i];
-  CommContext& context = find_or_make_context(comm, blocking);
+    if (recent.comms[i] == comm) return recent.contexts[i];
+  return nullptr;
+}
+
+CommContext& remember(MPI_Comm comm, CommContext& context) {
+  RecentContexts& recent = per_thread<RecentContexts>();
   recent.comms[recent.next] = comm;
   recent.contexts[recent.next] = &context;
   recent.next = (recent.next + 1) % recent.comms.size();
   return context;
+}
+
+// The context of `comm`, made (blocking or started) if it has none.
+CommContext& context_of(MPI_Comm comm, bool blocking) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  if (CommContext* context = recently_used(comm)) return *context;
+  return remember(comm, find_or_make_context(comm, blocking));
 }
 
 }  // namespace
@@ -179,6 +189,18 @@ const CommContext& comm_context(MPI_Comm comm) {
 
 const CommContext& started_context(MPI_Comm comm) {
   return context_of(comm, false);
+}
+
+bool has_whole_context(MPI_Comm comm) {
+  CommContext* context = recently_used(comm);
+  if (!context) {
+    void* value = nullptr;
+    int found = 0;
+    check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
+    if (!found) return false;
+    context = &remember(comm, *static_cast<CommContext*>(value));
+  }
+  return context->nodes_found;
 }
 
 bool duplicates_ready(const CommContext& context) {

@@ -108,6 +108,10 @@ const CommContext& comm_context(MPI_Comm comm);
 // use only rank, size and is_intercomm are set, and the duplicates are being made.
 const CommContext& started_context(MPI_Comm comm);
 
+// Whether `comm` has a whole context (A2AV_Comm_prepare, or any blocking call on it made it),
+// with which no call waits for the other ranks before its exchange begins.
+bool has_whole_context(MPI_Comm comm);
+
 // Whether the context's duplicates are usable, testing their MPI_Comm_idup without waiting.
 bool duplicates_ready(const CommContext& context);
 

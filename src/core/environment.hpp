@@ -126,8 +126,10 @@ inline constexpr std::array kEnvironment{
             .doc = "1: the preload library sets a2av up on each communicator the program makes "
                    "(MPI_COMM_WORLD at MPI_Init, MPI_Comm_dup, MPI_Comm_split, ...) as it is made "
                    "(A2AV_Comm_prepare), so that no nonblocking first call waits for the other "
-                   "ranks; it makes communicator creation several times slower. 0: the first "
-                   "a2av call sets up (default 1 where A2AV_COMM_IDUP defaults to 0: Open MPI)",
+                   "ranks; it makes communicator creation several times slower. Nonblocking "
+                   "starts on a communicator it could not set up (MPI_Comm_idup's) go to the MPI "
+                   "library until a blocking a2av call on it sets it up. 0: the first a2av call "
+                   "sets up (default 1 where A2AV_COMM_IDUP defaults to 0: Open MPI)",
             .fallback = 1 - kCommIdupByDefault},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,

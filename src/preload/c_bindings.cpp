@@ -72,7 +72,7 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request* request) {
-  return route(
+  return route_start(
       "MPI_Ialltoallv", "PMPI_Ialltoallv", comm,
       [&] {
         return A2AV_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
@@ -120,7 +120,7 @@ int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispl
 
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return route(
+  return route_start(
       "MPI_Ialltoall", "PMPI_Ialltoall", comm,
       [&] {
         return A2AV_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -136,7 +136,7 @@ int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  return route(
+  return route_start(
       "MPI_Ineighbor_alltoallv", "PMPI_Ineighbor_alltoallv", comm,
       [&] {
         return A2AV_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

@@ -6,12 +6,16 @@
 // of a new communicator is inside the call that makes it, so the setup's collectives there wait for
 // nobody else. The price: two MPI_Comm_dup, an MPI_Comm_split_type and an MPI_Allreduce per
 // communicator made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took
-// 4-6x as long: 19-27 against 4-6 us at P = 2). Communicators from MPI_Comm_idup are left to their
-// first call. a2av's own communicators do not come here (core/comm_context.cpp makes them through
-// PMPI_). Open MPI's Fortran bindings call PMPI_ directly: fortran_openmpi.cpp brings
-// MPI_INIT, MPI_INIT_THREAD, MPI_COMM_DUP, MPI_COMM_SPLIT and MPI_CART_CREATE here.
+// 4-6x as long: 19-27 against 4-6 us at P = 2). A communicator from MPI_Comm_idup cannot be set up
+// as it is made (the call must not wait): its nonblocking starts go to the MPI library until a
+// blocking a2av call on it has set it up (ready_for_start). a2av's own communicators do not come
+// here (core/comm_context.cpp makes them through PMPI_). Open MPI's Fortran bindings call PMPI_
+// directly: fortran_openmpi.cpp brings MPI_INIT, MPI_INIT_THREAD and every constructor of
+// intracommunicators here.
 #include <a2av/a2av.h>
+#include <a2av/error.hpp>
 
+#include "core/comm_context.hpp"
 #include "core/environment.hpp"
 #include "preload/routes.hpp"
 
@@ -37,6 +41,15 @@ int set_up(int rc, const MPI_Comm* made) {
 const MPI_Comm world = MPI_COMM_WORLD;
 
 }  // namespace
+
+bool a2av::preload::ready_for_start(MPI_Comm comm) {
+  if (!sets_up_at_creation() || comm == MPI_COMM_NULL) return true;
+  try {
+    return a2av::has_whole_context(comm) || !intracommunicator(comm);
+  } catch (const a2av::Error&) {  // a handle MPI does not know: a2av's call reports it
+    return true;
+  }
+}
 
 extern "C" {
 

@@ -53,6 +53,19 @@ int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av,
   return mpi_error_for(rc);
 }
 
+// Whether a2av may take a nonblocking start on `comm` (communicators.cpp): not where the
+// preload sets communicators up as they are made and could not set this one up (MPI_Comm_idup's),
+// since a2av would set it up inside the start, waiting for the other ranks.
+bool ready_for_start(MPI_Comm comm);
+
+// A nonblocking start: as route, but the MPI library's own on a communicator not ready for one
+// (ready_for_start), until a blocking a2av call on it has set it up.
+template <class A2av, class Pmpi>
+int route_start(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi) {
+  if (!ready_for_start(comm)) return timed(function, "communicator not set up:PMPI", pmpi);
+  return route(function, pmpi_name, comm, a2av, pmpi);
+}
+
 // The size of `comm`'s (remote) group: the length of an alltoall's arrays.
 int peers(MPI_Comm comm);
 

@@ -3,10 +3,11 @@
    (MPI_Alltoallv_init; Open MPI 4.1: MPIX_Alltoallv_init), which MPI makes local: it must not
    wait for the other ranks. Each starts in a chain: rank r > 0 first receives a token from
    rank r - 1 (synchronously sent), then starts; every rank passes the token on after its start.
-   Each case runs on a fresh duplicate of MPI_COMM_WORLD and checks every value. Then one
-   MPI_Alltoallv and one MPI_Alltoall on MPI_COMM_WORLD, which the preload tests' statistics
-   expect. Rank 0 prints " No Errors" when all passed. An argument (ialltoallv, persistent,
-   ineighbor) runs that case alone. */
+   Each case runs on a fresh duplicate of MPI_COMM_WORLD and checks every value; the last on one
+   from MPI_Comm_idup, which the preload cannot set up as it is made, twice around a blocking
+   MPI_Alltoallv on it. Then one MPI_Alltoallv and one MPI_Alltoall on MPI_COMM_WORLD, which the
+   preload tests' statistics expect. Rank 0 prints " No Errors" when all passed. An argument
+   (ialltoallv, persistent, ineighbor, idup) runs that case alone. */
 #include <mpi.h>
 #ifdef OPEN_MPI
 #include <mpi-ext.h> /* MPIX_Alltoallv_init */
@@ -57,18 +58,38 @@ static void check(const struct blocks* b, int me, int size, const char* test) {
   }
 }
 
-static void ialltoallv_first(int me, int size) {
-  MPI_Comm comm;
+/* MPI_Ialltoallv in the chain on `comm`. */
+static void ialltoallv_in_chain(MPI_Comm comm, int me, int size, const char* test) {
   MPI_Request request;
   struct blocks b;
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   fill(&b, me, size);
   pass_token_in(comm, me);
   MPI_Ialltoallv(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
                  &request);
   pass_token_on(comm, me, size);
   MPI_Wait(&request, MPI_STATUS_IGNORE);
-  check(&b, me, size, "MPI_Ialltoallv");
+  check(&b, me, size, test);
+}
+
+static void ialltoallv_first(int me, int size) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  ialltoallv_in_chain(comm, me, size, "MPI_Ialltoallv");
+  MPI_Comm_free(&comm);
+}
+
+static void idup_first(int me, int size) {
+  MPI_Comm comm;
+  MPI_Request request;
+  struct blocks b;
+  MPI_Comm_idup(MPI_COMM_WORLD, &comm, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  for (int round = 0; round < 2; ++round) {
+    ialltoallv_in_chain(comm, me, size, "MPI_Ialltoallv on MPI_Comm_idup's");
+    fill(&b, me, size);
+    MPI_Alltoallv(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm);
+    check(&b, me, size, "MPI_Alltoallv on MPI_Comm_idup's");
+  }
   MPI_Comm_free(&comm);
 }
 
@@ -136,6 +157,7 @@ int main(int argc, char** argv) {
   if (!only || strcmp(only, "persistent") == 0) persistent_first(me, size);
 #endif
   if (!only || strcmp(only, "ineighbor") == 0) ineighbor_first(me, size);
+  if (!only || strcmp(only, "idup") == 0) idup_first(me, size);
   if (!only) blocking_on_world(me, size);
   MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0 && all_errors == 0) printf(" No Errors\n");
