@@ -1,8 +1,8 @@
 // Persistent all-to-all exchanges (MPI-4's MPI_Alltoallv_init, MPI_Alltoall_init,
 // MPI_Neighbor_alltoallv_init and the first two's _c forms; Open MPI 4.1's MPIX_ ones) as
-// a2av plans. MPI makes the init call local (it must not wait for the other ranks), so it only
-// keeps the arguments (the arrays copied); the first MPI_Start makes the plan (the checks, the
-// agreement, the choice of algorithm and the layout: collective, as the start that runs it
+// a2av plans. The init call only keeps the arguments (the arrays copied), waiting for no other
+// rank (MPI 4.1, Section 7.13, would let it wait); the first MPI_Start makes the plan (the checks,
+// the agreement, the choice of algorithm and the layout: collective, as the start that runs it
 // already is), and every MPI_Start runs it. Where a2av rejects the arguments (on every rank
 // alike: the plan agrees), the MPI library's blocking form runs instead, from that start on.
 // The neighbourhood exchange has no plan: MPI_Start runs A2AV_Neighbor_alltoallv on the kept

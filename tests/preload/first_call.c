@@ -1,13 +1,14 @@
 /* No first-call deadlock under the preload (docs/design.md): the first call on a communicator is a
    nonblocking start (MPI_Ialltoallv, MPI_Ineighbor_alltoallv) or a persistent init
-   (MPI_Alltoallv_init; Open MPI 4.1: MPIX_Alltoallv_init), which MPI makes local: it must not
-   wait for the other ranks. Each starts in a chain: rank r > 0 first receives a token from
-   rank r - 1 (synchronously sent), then starts; every rank passes the token on after its start.
-   Each case runs on a fresh duplicate of MPI_COMM_WORLD and checks every value; the last on one
-   from MPI_Comm_idup, which the preload cannot set up as it is made, twice around a blocking
-   MPI_Alltoallv on it. Then one MPI_Alltoallv and one MPI_Alltoall on MPI_COMM_WORLD, which the
-   preload tests' statistics expect. Rank 0 prints " No Errors" when all passed. An argument
-   (ialltoallv, persistent, ineighbor, idup) runs that case alone. */
+   (MPI_Alltoallv_init; Open MPI 4.1: MPIX_Alltoallv_init), which the preload keeps local (MPI
+   would let an init wait for the other ranks, not a start). Each starts in a chain: rank r > 0
+   first receives a token from rank r - 1 (synchronously sent), then starts; every rank passes
+   the token on after its start. Each case runs on a fresh duplicate of MPI_COMM_WORLD and
+   checks every value; the last on one from MPI_Comm_idup, which the preload cannot set up as it
+   is made, twice around a blocking MPI_Alltoallv on it. Then one MPI_Alltoallv and one
+   MPI_Alltoall on MPI_COMM_WORLD, which the preload tests' statistics expect. Rank 0 prints
+   " No Errors" when all passed. An argument (ialltoallv, persistent, ineighbor, idup) runs that
+   case alone. */
 #include <mpi.h>
 #ifdef OPEN_MPI
 #include <mpi-ext.h> /* MPIX_Alltoallv_init */
