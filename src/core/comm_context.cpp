@@ -122,11 +122,16 @@ void complete(CommContext& context) {
   context.nodes_found = true;
 }
 
-CommContext& find_or_make_context(MPI_Comm comm, bool blocking) {
+// The context attached to `comm`, or null.
+CommContext* attached_context(MPI_Comm comm) {
   void* value = nullptr;
   int found = 0;
   check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
-  if (found) return *static_cast<CommContext*>(value);
+  return found ? static_cast<CommContext*>(value) : nullptr;
+}
+
+CommContext& find_or_make_context(MPI_Comm comm, bool blocking) {
+  if (CommContext* context = attached_context(comm)) return *context;
   static const bool idup = env_flag("A2AV_COMM_IDUP");
   auto context = blocking || !idup ? make_context(comm) : start_context(comm);
   check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
@@ -193,14 +198,8 @@ const CommContext& started_context(MPI_Comm comm) {
 
 bool has_whole_context(MPI_Comm comm) {
   CommContext* context = recently_used(comm);
-  if (!context) {
-    void* value = nullptr;
-    int found = 0;
-    check_mpi(MPI_Comm_get_attr(comm, context_keyval(), &value, &found), "MPI_Comm_get_attr");
-    if (!found) return false;
-    context = &remember(comm, *static_cast<CommContext*>(value));
-  }
-  return context->nodes_found;
+  if (!context && (context = attached_context(comm))) remember(comm, *context);
+  return context && context->nodes_found;
 }
 
 bool duplicates_ready(const CommContext& context) {

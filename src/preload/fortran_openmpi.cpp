@@ -39,6 +39,15 @@ const int* c_weights(const MPI_Fint* weights) {
   return weights;
 }
 
+// Runs `make` (an MPI code, the new communicator through its pointer) for a Fortran caller:
+// NEWCOMM's handle and IERROR.
+template <class Make>
+void make_comm(MPI_Fint* newcomm, MPI_Fint* ierror, Make make) {
+  MPI_Comm made = MPI_COMM_NULL;
+  set_ierror(ierror, make(&made));
+  *newcomm = PMPI_Comm_c2f(made);
+}
+
 // The C request's Fortran handle, and IERROR.
 void set_request(MPI_Fint* request, MPI_Request c_request, MPI_Fint* ierror, int rc) {
   *request = PMPI_Request_c2f(c_request);
@@ -175,16 +184,15 @@ void mpi_init_thread_(const MPI_Fint* required, MPI_Fint* provided, MPI_Fint* ie
 }
 
 void mpi_comm_dup_(const MPI_Fint* comm, MPI_Fint* newcomm, MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Comm_dup(PMPI_Comm_f2c(*comm), &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror,
+            [&](MPI_Comm* made) { return MPI_Comm_dup(PMPI_Comm_f2c(*comm), made); });
 }
 
 void mpi_comm_split_(const MPI_Fint* comm, const MPI_Fint* color, const MPI_Fint* key,
                      MPI_Fint* newcomm, MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, made);
+  });
 }
 
 // PERIODS and REORDER are LOGICALs: nonzero is true (gfortran's .true. is 1, others' -1).
@@ -193,48 +201,46 @@ void mpi_cart_create_(const MPI_Fint* comm_old, const MPI_Fint* ndims, const MPI
                       MPI_Fint* ierror) {
   std::vector<int> c_periods(periods, periods + std::max(0, static_cast<int>(*ndims)));
   for (int& period : c_periods) period = period != 0;
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Cart_create(PMPI_Comm_f2c(*comm_old), *ndims, dims, c_periods.data(),
-                                     *reorder != 0, &made));
-  *comm_cart = PMPI_Comm_c2f(made);
+  make_comm(comm_cart, ierror, [&](MPI_Comm* made) {
+    return MPI_Cart_create(PMPI_Comm_f2c(*comm_old), *ndims, dims, c_periods.data(), *reorder != 0,
+                           made);
+  });
 }
 
 void mpi_comm_dup_with_info_(const MPI_Fint* comm, const MPI_Fint* info, MPI_Fint* newcomm,
                              MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Comm_dup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Comm_dup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), made);
+  });
 }
 
 void mpi_comm_split_type_(const MPI_Fint* comm, const MPI_Fint* split_type, const MPI_Fint* key,
                           const MPI_Fint* info, MPI_Fint* newcomm, MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key,
-                                         PMPI_Info_f2c(*info), &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key, PMPI_Info_f2c(*info), made);
+  });
 }
 
 void mpi_comm_create_(const MPI_Fint* comm, const MPI_Fint* group, MPI_Fint* newcomm,
                       MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), made);
+  });
 }
 
 void mpi_comm_create_group_(const MPI_Fint* comm, const MPI_Fint* group, const MPI_Fint* tag,
                             MPI_Fint* newcomm, MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror,
-             MPI_Comm_create_group(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), *tag, &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Comm_create_group(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), *tag, made);
+  });
 }
 
 // HIGH is a LOGICAL.
 void mpi_intercomm_merge_(const MPI_Fint* intercomm, const MPI_Fint* high, MPI_Fint* newintracomm,
                           MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Intercomm_merge(PMPI_Comm_f2c(*intercomm), *high != 0, &made));
-  *newintracomm = PMPI_Comm_c2f(made);
+  make_comm(newintracomm, ierror, [&](MPI_Comm* made) {
+    return MPI_Intercomm_merge(PMPI_Comm_f2c(*intercomm), *high != 0, made);
+  });
 }
 
 // REMAIN_DIMS is a LOGICAL array, one per dimension of COMM.
@@ -245,19 +251,17 @@ void mpi_cart_sub_(const MPI_Fint* comm, const MPI_Fint* remain_dims, MPI_Fint* 
   if (PMPI_Cartdim_get(c_comm, &ndims) != MPI_SUCCESS) ndims = 0;
   std::vector<int> remain(remain_dims, remain_dims + std::max(0, ndims));
   for (int& dimension : remain) dimension = dimension != 0;
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Cart_sub(c_comm, remain.data(), &made));
-  *newcomm = PMPI_Comm_c2f(made);
+  make_comm(newcomm, ierror,
+            [&](MPI_Comm* made) { return MPI_Cart_sub(c_comm, remain.data(), made); });
 }
 
 // REORDER is a LOGICAL.
 void mpi_graph_create_(const MPI_Fint* comm_old, const MPI_Fint* nnodes, const MPI_Fint* index,
                        const MPI_Fint* edges, const MPI_Fint* reorder, MPI_Fint* comm_graph,
                        MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Graph_create(PMPI_Comm_f2c(*comm_old), *nnodes, index, edges,
-                                      *reorder != 0, &made));
-  *comm_graph = PMPI_Comm_c2f(made);
+  make_comm(comm_graph, ierror, [&](MPI_Comm* made) {
+    return MPI_Graph_create(PMPI_Comm_f2c(*comm_old), *nnodes, index, edges, *reorder != 0, made);
+  });
 }
 
 void mpi_dist_graph_create_adjacent_(const MPI_Fint* comm_old, const MPI_Fint* indegree,
@@ -266,135 +270,57 @@ void mpi_dist_graph_create_adjacent_(const MPI_Fint* comm_old, const MPI_Fint* i
                                      const MPI_Fint* destweights, const MPI_Fint* info,
                                      const MPI_Fint* reorder, MPI_Fint* comm_dist_graph,
                                      MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror, MPI_Dist_graph_create_adjacent(PMPI_Comm_f2c(*comm_old), *indegree, sources,
-                                                    c_weights(sourceweights), *outdegree,
-                                                    destinations, c_weights(destweights),
-                                                    PMPI_Info_f2c(*info), *reorder != 0, &made));
-  *comm_dist_graph = PMPI_Comm_c2f(made);
+  make_comm(comm_dist_graph, ierror, [&](MPI_Comm* made) {
+    return MPI_Dist_graph_create_adjacent(
+        PMPI_Comm_f2c(*comm_old), *indegree, sources, c_weights(sourceweights), *outdegree,
+        destinations, c_weights(destweights), PMPI_Info_f2c(*info), *reorder != 0, made);
+  });
 }
 
 void mpi_dist_graph_create_(const MPI_Fint* comm_old, const MPI_Fint* n, const MPI_Fint* sources,
                             const MPI_Fint* degrees, const MPI_Fint* destinations,
                             const MPI_Fint* weights, const MPI_Fint* info, const MPI_Fint* reorder,
                             MPI_Fint* comm_dist_graph, MPI_Fint* ierror) {
-  MPI_Comm made = MPI_COMM_NULL;
-  set_ierror(ierror,
-             MPI_Dist_graph_create(PMPI_Comm_f2c(*comm_old), *n, sources, degrees, destinations,
-                                   c_weights(weights), PMPI_Info_f2c(*info), *reorder != 0, &made));
-  *comm_dist_graph = PMPI_Comm_c2f(made);
+  make_comm(comm_dist_graph, ierror, [&](MPI_Comm* made) {
+    return MPI_Dist_graph_create(PMPI_Comm_f2c(*comm_old), *n, sources, degrees, destinations,
+                                 c_weights(weights), PMPI_Info_f2c(*info), *reorder != 0, made);
+  });
 }
 
 // The other manglings, and mpi_f08's entry points (same arguments: a TYPE(MPI_Comm) is one
 // INTEGER passed by reference).
 #define A2AV_FORTRAN_ALIAS(name, target) decltype(target) name __attribute__((alias(#target)));
-A2AV_FORTRAN_ALIAS(mpi_alltoallv, mpi_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_alltoallv__, mpi_alltoallv_)
-A2AV_FORTRAN_ALIAS(MPI_ALLTOALLV, mpi_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_alltoallv_f08_, mpi_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_alltoall, mpi_alltoall_)
-A2AV_FORTRAN_ALIAS(mpi_alltoall__, mpi_alltoall_)
-A2AV_FORTRAN_ALIAS(MPI_ALLTOALL, mpi_alltoall_)
-A2AV_FORTRAN_ALIAS(mpi_alltoall_f08_, mpi_alltoall_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoallv, mpi_ialltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoallv__, mpi_ialltoallv_)
-A2AV_FORTRAN_ALIAS(MPI_IALLTOALLV, mpi_ialltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoallv_f08_, mpi_ialltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv, mpi_neighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv__, mpi_neighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(MPI_NEIGHBOR_ALLTOALLV, mpi_neighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_neighbor_alltoallv_f08_, mpi_neighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpix_alltoallv_init, mpix_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpix_alltoallv_init__, mpix_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(MPIX_ALLTOALLV_INIT, mpix_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpix_alltoallv_init_f08_, mpix_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoall, mpi_ialltoall_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoall__, mpi_ialltoall_)
-A2AV_FORTRAN_ALIAS(MPI_IALLTOALL, mpi_ialltoall_)
-A2AV_FORTRAN_ALIAS(mpi_ialltoall_f08_, mpi_ialltoall_)
-A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv, mpi_ineighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv__, mpi_ineighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(MPI_INEIGHBOR_ALLTOALLV, mpi_ineighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpi_ineighbor_alltoallv_f08_, mpi_ineighbor_alltoallv_)
-A2AV_FORTRAN_ALIAS(mpix_alltoall_init, mpix_alltoall_init_)
-A2AV_FORTRAN_ALIAS(mpix_alltoall_init__, mpix_alltoall_init_)
-A2AV_FORTRAN_ALIAS(MPIX_ALLTOALL_INIT, mpix_alltoall_init_)
-A2AV_FORTRAN_ALIAS(mpix_alltoall_init_f08_, mpix_alltoall_init_)
-A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init, mpix_neighbor_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init__, mpix_neighbor_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(MPIX_NEIGHBOR_ALLTOALLV_INIT, mpix_neighbor_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpix_neighbor_alltoallv_init_f08_, mpix_neighbor_alltoallv_init_)
-A2AV_FORTRAN_ALIAS(mpi_start, mpi_start_)
-A2AV_FORTRAN_ALIAS(mpi_start__, mpi_start_)
-A2AV_FORTRAN_ALIAS(MPI_START, mpi_start_)
-A2AV_FORTRAN_ALIAS(mpi_start_f08_, mpi_start_)
-A2AV_FORTRAN_ALIAS(mpi_startall, mpi_startall_)
-A2AV_FORTRAN_ALIAS(mpi_startall__, mpi_startall_)
-A2AV_FORTRAN_ALIAS(MPI_STARTALL, mpi_startall_)
-A2AV_FORTRAN_ALIAS(mpi_startall_f08_, mpi_startall_)
-A2AV_FORTRAN_ALIAS(mpi_init, mpi_init_)
-A2AV_FORTRAN_ALIAS(mpi_init__, mpi_init_)
-A2AV_FORTRAN_ALIAS(MPI_INIT, mpi_init_)
-A2AV_FORTRAN_ALIAS(mpi_init_f08_, mpi_init_)
-A2AV_FORTRAN_ALIAS(mpi_init_thread, mpi_init_thread_)
-A2AV_FORTRAN_ALIAS(mpi_init_thread__, mpi_init_thread_)
-A2AV_FORTRAN_ALIAS(MPI_INIT_THREAD, mpi_init_thread_)
-A2AV_FORTRAN_ALIAS(mpi_init_thread_f08_, mpi_init_thread_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup, mpi_comm_dup_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup__, mpi_comm_dup_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_DUP, mpi_comm_dup_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup_f08_, mpi_comm_dup_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split, mpi_comm_split_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split__, mpi_comm_split_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_SPLIT, mpi_comm_split_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split_f08_, mpi_comm_split_)
-A2AV_FORTRAN_ALIAS(mpi_cart_create, mpi_cart_create_)
-A2AV_FORTRAN_ALIAS(mpi_cart_create__, mpi_cart_create_)
-A2AV_FORTRAN_ALIAS(MPI_CART_CREATE, mpi_cart_create_)
-A2AV_FORTRAN_ALIAS(mpi_cart_create_f08_, mpi_cart_create_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info, mpi_comm_dup_with_info_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info__, mpi_comm_dup_with_info_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_DUP_WITH_INFO, mpi_comm_dup_with_info_)
-A2AV_FORTRAN_ALIAS(mpi_comm_dup_with_info_f08_, mpi_comm_dup_with_info_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split_type, mpi_comm_split_type_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split_type__, mpi_comm_split_type_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_SPLIT_TYPE, mpi_comm_split_type_)
-A2AV_FORTRAN_ALIAS(mpi_comm_split_type_f08_, mpi_comm_split_type_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create, mpi_comm_create_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create__, mpi_comm_create_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_CREATE, mpi_comm_create_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create_f08_, mpi_comm_create_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create_group, mpi_comm_create_group_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create_group__, mpi_comm_create_group_)
-A2AV_FORTRAN_ALIAS(MPI_COMM_CREATE_GROUP, mpi_comm_create_group_)
-A2AV_FORTRAN_ALIAS(mpi_comm_create_group_f08_, mpi_comm_create_group_)
-A2AV_FORTRAN_ALIAS(mpi_intercomm_merge, mpi_intercomm_merge_)
-A2AV_FORTRAN_ALIAS(mpi_intercomm_merge__, mpi_intercomm_merge_)
-A2AV_FORTRAN_ALIAS(MPI_INTERCOMM_MERGE, mpi_intercomm_merge_)
-A2AV_FORTRAN_ALIAS(mpi_intercomm_merge_f08_, mpi_intercomm_merge_)
-A2AV_FORTRAN_ALIAS(mpi_cart_sub, mpi_cart_sub_)
-A2AV_FORTRAN_ALIAS(mpi_cart_sub__, mpi_cart_sub_)
-A2AV_FORTRAN_ALIAS(MPI_CART_SUB, mpi_cart_sub_)
-A2AV_FORTRAN_ALIAS(mpi_cart_sub_f08_, mpi_cart_sub_)
-A2AV_FORTRAN_ALIAS(mpi_graph_create, mpi_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_graph_create__, mpi_graph_create_)
-A2AV_FORTRAN_ALIAS(MPI_GRAPH_CREATE, mpi_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_graph_create_f08_, mpi_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent, mpi_dist_graph_create_adjacent_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent__, mpi_dist_graph_create_adjacent_)
-A2AV_FORTRAN_ALIAS(MPI_DIST_GRAPH_CREATE_ADJACENT, mpi_dist_graph_create_adjacent_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_adjacent_f08_, mpi_dist_graph_create_adjacent_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create, mpi_dist_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create__, mpi_dist_graph_create_)
-A2AV_FORTRAN_ALIAS(MPI_DIST_GRAPH_CREATE, mpi_dist_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_dist_graph_create_f08_, mpi_dist_graph_create_)
-A2AV_FORTRAN_ALIAS(mpi_request_free, mpi_request_free_)
-A2AV_FORTRAN_ALIAS(mpi_request_free__, mpi_request_free_)
-A2AV_FORTRAN_ALIAS(MPI_REQUEST_FREE, mpi_request_free_)
-A2AV_FORTRAN_ALIAS(mpi_request_free_f08_, mpi_request_free_)
-A2AV_FORTRAN_ALIAS(mpi_finalize, mpi_finalize_)
-A2AV_FORTRAN_ALIAS(mpi_finalize__, mpi_finalize_)
-A2AV_FORTRAN_ALIAS(MPI_FINALIZE, mpi_finalize_)
-A2AV_FORTRAN_ALIAS(mpi_finalize_f08_, mpi_finalize_)
+#define A2AV_FORTRAN_NAMES(lower, upper)  \
+  A2AV_FORTRAN_ALIAS(lower, lower##_)     \
+  A2AV_FORTRAN_ALIAS(lower##__, lower##_) \
+  A2AV_FORTRAN_ALIAS(upper, lower##_)     \
+  A2AV_FORTRAN_ALIAS(lower##_f08_, lower##_)
+A2AV_FORTRAN_NAMES(mpi_alltoallv, MPI_ALLTOALLV)
+A2AV_FORTRAN_NAMES(mpi_alltoall, MPI_ALLTOALL)
+A2AV_FORTRAN_NAMES(mpi_ialltoallv, MPI_IALLTOALLV)
+A2AV_FORTRAN_NAMES(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV)
+A2AV_FORTRAN_NAMES(mpix_alltoallv_init, MPIX_ALLTOALLV_INIT)
+A2AV_FORTRAN_NAMES(mpi_ialltoall, MPI_IALLTOALL)
+A2AV_FORTRAN_NAMES(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV)
+A2AV_FORTRAN_NAMES(mpix_alltoall_init, MPIX_ALLTOALL_INIT)
+A2AV_FORTRAN_NAMES(mpix_neighbor_alltoallv_init, MPIX_NEIGHBOR_ALLTOALLV_INIT)
+A2AV_FORTRAN_NAMES(mpi_start, MPI_START)
+A2AV_FORTRAN_NAMES(mpi_startall, MPI_STARTALL)
+A2AV_FORTRAN_NAMES(mpi_init, MPI_INIT)
+A2AV_FORTRAN_NAMES(mpi_init_thread, MPI_INIT_THREAD)
+A2AV_FORTRAN_NAMES(mpi_comm_dup, MPI_COMM_DUP)
+A2AV_FORTRAN_NAMES(mpi_comm_split, MPI_COMM_SPLIT)
+A2AV_FORTRAN_NAMES(mpi_cart_create, MPI_CART_CREATE)
+A2AV_FORTRAN_NAMES(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO)
+A2AV_FORTRAN_NAMES(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE)
+A2AV_FORTRAN_NAMES(mpi_comm_create, MPI_COMM_CREATE)
+A2AV_FORTRAN_NAMES(mpi_comm_create_group, MPI_COMM_CREATE_GROUP)
+A2AV_FORTRAN_NAMES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE)
+A2AV_FORTRAN_NAMES(mpi_cart_sub, MPI_CART_SUB)
+A2AV_FORTRAN_NAMES(mpi_graph_create, MPI_GRAPH_CREATE)
+A2AV_FORTRAN_NAMES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT)
+A2AV_FORTRAN_NAMES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
+A2AV_FORTRAN_NAMES(mpi_request_free, MPI_REQUEST_FREE)
+A2AV_FORTRAN_NAMES(mpi_finalize, MPI_FINALIZE)
 
 }  // extern "C"
