@@ -28,8 +28,8 @@ set(_entry_points_taken "${_ialltoallv_taken}" "MPIX?_Alltoallv_init calls via [
 set(_c_entry_points_taken ${_entry_points_taken} "MPI_Ialltoall calls via nonblocking:[a-z]"
     "MPIX?_Alltoall_init calls via [a-z]" "MPI_Start \\(persistent MPI_Alltoall\\) calls via [a-z]"
     "MPI_Ineighbor_alltoallv calls via neighbor:nonblocking:direct"
-    "MPIX?_Neighbor_alltoallv_init calls via neighbor:direct"
-    "MPI_Start \\(persistent MPI_Neighbor_alltoallv\\) calls via neighbor:direct"
+    "MPIX?_Neighbor_alltoallv_init calls via arguments kept"
+    "MPI_Start \\(persistent MPI_Neighbor_alltoallv\\) calls via neighbor:(nonblocking:)?direct"
     "MPI_Alltoallw calls via per-peer datatypes:PMPI" "MPI_Ialltoallw calls via per-peer"
     "MPI_Neighbor_alltoallw calls via per-peer")
 

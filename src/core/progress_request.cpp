@@ -55,6 +55,7 @@ struct Retire {
 struct Pending {
   std::unique_ptr<Operation, Retire> operation;
   MPI_Request request = MPI_REQUEST_NULL;
+  std::function<void(int)> then;  // when_complete's, called before the request completes
 };
 
 int query(void* state, MPI_Status* status) {
@@ -124,7 +125,7 @@ using RegisterFn = int (*)(ProgressCallback);
 struct PendingList {
   std::vector<Pending*> operations;
   std::atomic<std::size_t> count{0};
-  std::vector<MPI_Request> completed;  // by the last pass
+  std::vector<Pending*> completed;  // by the last pass
 };
 
 PendingList& pending() {
@@ -161,13 +162,16 @@ int progress_all() {
   list.completed.clear();
   std::erase_if(list.operations, [&](Pending* p) {
     if (!p->operation->progress()) return false;
-    list.completed.push_back(p->request);
+    list.completed.push_back(p);
     return true;
   });
   if (thread.engine_yields) set_yield_when_idle(true);
   thread.engine_yields = false;
   list.count.store(list.operations.size(), std::memory_order_relaxed);
-  for (MPI_Request r : list.completed) MPI_Grequest_complete(r);  // may free the Pending
+  for (Pending* p : list.completed) {
+    if (p->then) p->then(p->operation->error());
+    MPI_Grequest_complete(p->request);  // may free p
+  }
   thread.holding = false;
   return static_cast<int>(list.completed.size());
 }
@@ -183,6 +187,28 @@ bool registered() {
   return ok;
 }
 
+// Another library's request, or one of ours already complete, as an operation: tested.
+class Watch : public Operation {
+ public:
+  explicit Watch(MPI_Request request) : request_(request) {}
+  bool progress() override {
+    int done = 0;
+    error_ = MPI_Test(&request_, &done, MPI_STATUS_IGNORE);
+    return done || error_ != MPI_SUCCESS;
+  }
+  int error() const override { return error_; }
+
+ private:
+  MPI_Request request_;
+  int error_ = MPI_SUCCESS;
+};
+
+Pending* pending_of(MPI_Request request) {
+  for (Pending* p : pending().operations)
+    if (p->request == request) return p;
+  return nullptr;
+}
+
 void start(Pending* p) {
   check_mpi(MPI_Grequest_start(query, free_state, cancel, p, &p->request), "MPI_Grequest_start");
   // Not advanced here: the transfers happen inside the caller's later MPI calls, which is
@@ -192,6 +218,17 @@ void start(Pending* p) {
   PendingList& list = pending();
   list.operations.push_back(p);
   list.count.store(list.operations.size(), std::memory_order_relaxed);
+}
+
+void attach(MPI_Request& request, std::function<void(int)> then) {
+  const ProgressHold hold;
+  Pending* p = pending_of(request);
+  if (!p) {
+    request = start_request(std::make_unique<Watch>(request));
+    p = pending_of(request);
+  }
+  p->then = std::move(then);
+  MPI_Request_free(&request);  // the request lives until MPI_Grequest_complete
 }
 
 #else
@@ -230,8 +267,25 @@ ProgressHold::~ProgressHold() {
 }
 #endif
 
+bool progress_completes_by_itself() {
+#if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
+  return registered();
+#else
+  return false;
+#endif
+}
+
+void when_complete(MPI_Request& request, std::function<void(int error)> then) {
+#if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
+  attach(request, std::move(then));
+#else
+  (void)request, (void)then;
+#endif
+}
+
 MPI_Request start_request(std::unique_ptr<Operation> operation) {
-  auto* p = new Pending{std::unique_ptr<Operation, Retire>(operation.release())};
+  auto* p =
+      new Pending{std::unique_ptr<Operation, Retire>(operation.release()), MPI_REQUEST_NULL, {}};
   start(p);
   return p->request;  // p lives until the caller frees the request
 }

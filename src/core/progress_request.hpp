@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 
 namespace a2av {
@@ -26,6 +27,16 @@ class Operation {
 
 // Makes `operation` the request's; the request completes when the operation does.
 MPI_Request start_request(std::unique_ptr<Operation> operation);
+
+// Whether every MPI call's progress advances a2av's operations, whatever request it is about
+// (Open MPI's progress callback); not under MPICH, whose poll function runs only inside a wait
+// on the operation's own request, nor under any other MPI, which has no hook.
+bool progress_completes_by_itself();
+
+// Where progress_completes_by_itself(): takes `request` (any MPI request; set to
+// MPI_REQUEST_NULL, the caller no longer waits for it) and calls `then` with its error
+// (MPI_SUCCESS or an MPI code) from inside the MPI call whose progress completes it.
+void when_complete(MPI_Request& request, std::function<void(int error)> then);
 
 // Whether the loop advancing the calling operation yields the core itself after a pass that
 // did nothing: Open MPI's progress engine on an oversubscribed node. An operation that would

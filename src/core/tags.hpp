@@ -5,13 +5,15 @@
 // Tag spaces. Tags are matched per communicator, so each range belongs to a space:
 //  - context: CommContext::comm, the private duplicate of the user's communicator, and the
 //    communicators split from it (a node's, node_comm(); node_aware's columns run on comm
-//    itself), plus the preload library's own done_comm() (kept apart all the same). Every
+//    itself). Every
 //    blocking exchange, the neighbourhood collectives, the sparse exchange, redistribution,
 //    routing and the collectives talk here, one call after another; a rank may already send
 //    the next call's messages while a peer still receives the last call's.
 //  - nonblocking: CommContext::nonblocking, the nonblocking exchanges alone. Their large
 //    ranges overlap context's (node_aware's aggregates, hierarchical TuNA's blocks): there is
 //    no room for all of them below 32767, and those never travel on this communicator.
+//  - persistent_done: the preload library's done_comm(), a duplicate of MPI_COMM_SELF that
+//    carries nothing else.
 // Ranges in one space never overlap; the small ones are also kept apart across spaces.
 //
 // Computed tags go through a range: at(i) for an index the protocol bounds (asserted in debug
@@ -26,7 +28,7 @@
 
 namespace a2av::tags {
 
-enum class Space { context, nonblocking };
+enum class Space { context, nonblocking, persistent_done };
 
 struct TagRange {
   Space space;
@@ -80,9 +82,6 @@ inline constexpr TagRange kInplaceRuns{Space::context, 4, 1};
 inline constexpr TagRange kInplaceData{Space::context, 5, 1};
 // inplace/auto.cpp: the pair's clocks and counts by which inplace_auto decides.
 inline constexpr TagRange kInplaceClock{Space::context, 6, 1};
-// preload/persistent.cpp: the zero-byte message that completes a persistent request, on
-// done_comm() (a duplicate of MPI_COMM_SELF).
-inline constexpr TagRange kPersistentDone{Space::context, 7, 1};
 // alltoallv/bruck.cpp: a round's packed blocks (one message per peer and digit place, in
 // order).
 inline constexpr TagRange kBruck{Space::context, 8, 1};
@@ -154,6 +153,13 @@ inline constexpr TagRange kNonblockingDirect{Space::nonblocking, 16384, 4096};
 inline constexpr TagRange kNonblockingTuna{Space::nonblocking, 1000, 8192};
 // driver/ialltoallv_shared_memory.cpp: operation n's blocks too large for a cell, cycle(n).
 inline constexpr TagRange kNonblockingSharedMemory{Space::nonblocking, 10000, 4096};
+
+// --- persistent_done: the preload's done_comm() ------------------------------------------
+
+// preload/persistent.cpp: the message that completes a persistent request, at(its index among
+// the live requests): each its own, since their exchanges may complete in another order than
+// they started.
+inline constexpr TagRange kPersistentDone{Space::persistent_done, 0, kTagUpperBound + 1};
 
 // Every range above: a new range must be added here to be checked.
 inline constexpr std::array kPlan{

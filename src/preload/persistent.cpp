@@ -1,28 +1,39 @@
 // Persistent all-to-all exchanges (MPI-4's MPI_Alltoallv_init, MPI_Alltoall_init,
-// MPI_Neighbor_alltoallv_init and the first two's _c forms; Open MPI 4.1's MPIX_ ones) as
-// a2av plans. The init call only keeps the arguments (the arrays copied), waiting for no other
-// rank (MPI 4.1, Section 7.13, would let it wait); the first MPI_Start makes the plan (the checks,
-// the agreement, the choice of algorithm and the layout: collective, as the start that runs it
-// already is), and every MPI_Start runs it. Where a2av rejects the arguments (on every rank
-// alike: the plan agrees), the MPI library's blocking form runs instead, from that start on.
-// The neighbourhood exchange has no plan: MPI_Start runs A2AV_Neighbor_alltoallv on the kept
-// arguments.
+// MPI_Neighbor_alltoallv_init and the first two's _c forms; Open MPI 4.1's MPIX_ ones). The
+// init call only keeps the arguments (the arrays copied), waiting for no other rank: MPI 4.1,
+// Section 7.13, would let it wait, the MPI libraries' own do not, and programs rely on that.
+// Starting is local (Section 7.13), and so is a2av's start where the MPI library runs a2av's
+// progress callback by itself (Open MPI; core/progress_request.hpp): MPI_Start starts the
+// exchange as MPI_Ialltoallv (MPI_Ineighbor_alltoallv) would on the kept arguments, through the
+// same route (the MPI library's nonblocking form where a2av rejects the arguments or the
+// communicator is not set up for a start), and returns. Elsewhere (MPICH) and for the _c forms
+// (whether their counts fit a2av's nonblocking exchange each rank knows only of its own), the
+// start runs the exchange to completion: the first MPI_Start makes a plan (the checks, the
+// agreement, the choice of algorithm and the layout; collective), every MPI_Start runs it, and
+// where a2av rejects the arguments (on every rank alike: the plan agrees) the MPI library's
+// nonblocking form, waited for, runs instead from that start on. A program that starts a
+// persistent exchange there and then waits on point-to-point traffic that a peer sends only
+// after its own start can hang (docs/design.md, "Persistent").
 //
-// The request the program gets is the MPI library's own: a persistent receive of zero bytes
-// from this rank on a private communicator. MPI_Start (and MPI_Startall) run the plan, start
-// that receive and send it its zero-byte message, so MPI_Wait, MPI_Test and all their kin
-// complete it natively, and only MPI_Start, MPI_Startall and MPI_Request_free need to know
-// the request is a2av's. The exchange is therefore complete when MPI_Start returns (which
-// MPI allows; it overlaps nothing). A request started by a route that bypasses these (a
-// binding calling PMPI_Start) never completes rather than completing with wrong data.
+// The request the program gets is the MPI library's own: a persistent receive from this rank on
+// a private communicator, with a tag of its own among the live requests. MPI_Start starts it
+// and the exchange; when the exchange completes, from inside whatever MPI call progresses it,
+// the preload sends it its message: zero bytes, or one byte where the exchange failed, so that
+// the program's MPI_Wait returns MPI_ERR_TRUNCATE after the exchange's own error has gone to the
+// communicator's error handler. MPI_Wait, MPI_Test and all their kin complete it natively, and
+// only MPI_Start, MPI_Startall and MPI_Request_free need to know the request is a2av's. A
+// request started by a route that bypasses these (a binding calling PMPI_Start) never completes
+// rather than completing with wrong data.
 #include <a2av/a2av.h>
 
+#include "core/progress_request.hpp"
 #include "core/tags.hpp"
 #include "preload/routes.hpp"
 #include "preload/shapes.hpp"
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -33,11 +44,13 @@
 namespace a2av::preload {
 namespace {
 
-// The done message's tag is kPersistentDone (core/tags.hpp): one started request is matched
-// at a time (see start()).
 constexpr int kSelf = 0;  // the one rank of done_comm()
-// What an alltoallv init call does, in the statistics.
-constexpr const char* kPlanLater = "plan (made at the first MPI_Start)";
+// What an init call did, in the statistics.
+constexpr const char* kKept = "arguments kept (exchange at each MPI_Start)";
+
+// Starts an exchange nonblocking into its request; an A2AV_ code for a2av's, an MPI code for
+// the MPI library's.
+using StartFn = std::function<int(MPI_Request*)>;
 
 // An A2AV_ code as MPI reports it: through the communicator's error handler.
 int reported(int code, MPI_Comm comm) {
@@ -46,12 +59,20 @@ int reported(int code, MPI_Comm comm) {
   return mpi_error_for(code);
 }
 
-// An alltoallv plan made at the first start. `vendor` runs the MPI library's blocking form of
-// the init call's arguments, `vendor_route` names it.
+// The MPI library's nonblocking form, run to completion.
+int waited(const StartFn& vendor) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = vendor(&request);
+  return rc == MPI_SUCCESS ? PMPI_Wait(&request, MPI_STATUS_IGNORE) : rc;
+}
+
+// An alltoallv plan made at the first start, where the start runs the exchange to completion.
+// `vendor` starts the MPI library's nonblocking form of the init call's arguments,
+// `vendor_route` names its blocking form.
 class DeferredPlan {
  public:
   DeferredPlan(const void* sendbuf, Side send, void* recvbuf, Side recv, MPI_Comm comm,
-               const char* vendor_route, std::function<int()> vendor)
+               const char* vendor_route, StartFn vendor)
       : sendbuf_(sendbuf),
         send_(std::move(send)),
         recvbuf_(recvbuf),
@@ -76,7 +97,14 @@ class DeferredPlan {
   }
   // Once made: what runs, for the statistics (null: the plan, which A2AV_Last_algorithm names).
   const char* route() const { return vendor_only_ ? vendor_route_ : nullptr; }
-  int run() const { return vendor_only_ ? vendor_() : reported(A2AV_Start(plan_), comm_); }
+  int run() const { return vendor_only_ ? waited(vendor_) : reported(A2AV_Start(plan_), comm_); }
+
+  // The exchange started as A2AV_Ialltoallv_c starts it (an A2AV_ code).
+  int start_nonblocking(MPI_Request* request) const {
+    return A2AV_Ialltoallv_c(sendbuf_, send_.counts_or_null(), send_.displs_or_null(), send_.type,
+                             recvbuf_, recv_.counts_or_null(), recv_.displs_or_null(), recv_.type,
+                             comm_, request);
+  }
 
  private:
   const void* sendbuf_;
@@ -85,15 +113,27 @@ class DeferredPlan {
   Side recv_;
   MPI_Comm comm_;
   const char* vendor_route_;
-  std::function<int()> vendor_;
+  StartFn vendor_;
   A2AV_Plan plan_ = nullptr;
   bool vendor_only_ = false;
 };
 
+// How a start that returns at once starts the exchange: as route_start() would the
+// nonblocking entry point `pmpi_name` names.
+struct LocalStart {
+  const char* pmpi_name;
+  MPI_Comm comm;
+  StartFn a2av;    // an A2AV_ code
+  StartFn vendor;  // an MPI code
+};
+
 struct Persistent {
-  const char* started;       // its name in the statistics: "MPI_Start (persistent ...)"
-  std::function<int()> run;  // the exchange, returning an MPI code (its error handler called)
+  const char* started;  // its name in the statistics: "MPI_Start (persistent ...)"
+  MPI_Comm comm;
+  std::function<int()> run;  // the exchange to completion, an MPI code (its error handler called)
   std::shared_ptr<DeferredPlan> plan;  // an alltoallv's, made before the first run
+  std::optional<LocalStart> local;     // where the start may return at once
+  int tag = 0;                         // of its done message
 };
 
 std::unordered_map<MPI_Request, Persistent>& persistent() {
@@ -101,33 +141,117 @@ std::unordered_map<MPI_Request, Persistent>& persistent() {
   return table;
 }
 
+// Errors of the done messages come back to the program's wait (see the file comment).
 MPI_Comm done_comm() {
   static const MPI_Comm comm = [] {
     MPI_Comm c = MPI_COMM_NULL;
     PMPI_Comm_dup(MPI_COMM_SELF, &c);
+    PMPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     return c;
   }();
   return comm;
 }
 
-// The program's request for `p` (see the file comment).
+// The done messages' tags of the live requests, each its own: exchanges started one after the
+// other may complete in the other order.
+class DoneTags {
+ public:
+  // A free tag; nullopt when every tag is taken.
+  std::optional<int> take() {
+    if (!free_.empty()) {
+      const int tag = free_.back();
+      free_.pop_back();
+      return tag;
+    }
+    if (next_ == tags::kPersistentDone.count) return std::nullopt;
+    return tags::kPersistentDone.at(next_++);
+  }
+  void give_back(int tag) { free_.push_back(tag); }
+
+ private:
+  std::vector<int> free_;
+  int next_ = 0;
+};
+
+DoneTags& done_tags() {
+  static DoneTags tags;
+  return tags;
+}
+
+// Completes the program's request of tag `tag` (started), `error` having gone to `comm`'s error
+// handler first.
+void send_done(MPI_Comm comm, int tag, int error) {
+  static const char kPayload = 0;
+  if (error != MPI_SUCCESS) MPI_Comm_call_errhandler(comm, error);
+  PMPI_Send(&kPayload, error == MPI_SUCCESS ? 0 : 1, MPI_BYTE, kSelf, tag, done_comm());
+}
+
+// `request` (of tag `tag`) completes with an error: Open MPI frees a request whose wait or test
+// reports one, persistent ones too, and may hand its handle out again, so it is a2av's no more.
+void forget_failing(MPI_Request request, int tag) {
+  const auto found = persistent().find(request);
+  if (found == persistent().end() || found->second.tag != tag) return;  // freed and made anew
+  persistent().erase(found);
+  done_tags().give_back(tag);
+}
+
+// The program's request for `p` (see the file comment); A2AV_ERR_ARG, which sends the call to
+// the MPI library, when every done tag is taken (32768 live requests).
 int make_request(Persistent p, MPI_Request* request) {
+  const std::optional<int> tag = done_tags().take();
+  if (!tag) return A2AV_ERR_ARG;
   MPI_Request done = MPI_REQUEST_NULL;
-  if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, kSelf, tags::kPersistentDone.tag(), done_comm(),
-                     &done) != MPI_SUCCESS)
+  if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, kSelf, *tag, done_comm(), &done) != MPI_SUCCESS) {
+    done_tags().give_back(*tag);
     return A2AV_ERR_MPI;
+  }
+  p.tag = *tag;
   persistent().emplace(done, std::move(p));
   *request = done;
   return A2AV_SUCCESS;
 }
 
-// An alltoallv plan, made at the first start (the Sides own their arrays).
+// Starts the exchange, completing `done` from the progress that completes the exchange;
+// returns at once.
+int start_local(MPI_Request done, const Persistent& p) {
+  const LocalStart& local = *p.local;
+  MPI_Request exchange = MPI_REQUEST_NULL;
+  int rc = route_start(
+      p.started, local.pmpi_name, local.comm, [&] { return local.a2av(&exchange); },
+      [&] { return local.vendor(&exchange); });
+  if (rc == MPI_SUCCESS) rc = PMPI_Start(&done);
+  if (rc != MPI_SUCCESS) return rc;
+  when_complete(exchange, [done, comm = p.comm, tag = p.tag](int error) {
+    send_done(comm, tag, error);
+    if (error != MPI_SUCCESS) forget_failing(done, tag);
+  });
+  return MPI_SUCCESS;
+}
+
+// Runs the exchange, then completes `done`.
+int start(MPI_Request done, const Persistent& p) {
+  if (p.local && progress_completes_by_itself()) return start_local(done, p);
+  int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
+  if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = PMPI_Start(&done);
+  if (rc == MPI_SUCCESS) send_done(p.comm, p.tag, MPI_SUCCESS);
+  return rc;
+}
+
+// An alltoallv: started locally from the plan's kept arguments where `local_start` (the int
+// forms, whose counts every rank's a2av takes), else run by the plan made at the first start.
 int init_alltoallv(const char* started, const void* sendbuf, Side send, void* recvbuf, Side recv,
-                   MPI_Comm comm, const char* vendor_route, std::function<int()> vendor,
-                   MPI_Request* request) {
+                   MPI_Comm comm, const char* vendor_route, const char* vendor_start_name,
+                   StartFn vendor, bool local_start, MPI_Request* request) {
   auto plan = std::make_shared<DeferredPlan>(sendbuf, std::move(send), recvbuf, std::move(recv),
-                                             comm, vendor_route, std::move(vendor));
-  return make_request({started, [plan] { return plan->run(); }, plan}, request);
+                                             comm, vendor_route, vendor);
+  std::optional<LocalStart> local;
+  if (local_start)
+    local = LocalStart{vendor_start_name, comm,
+                       [plan](MPI_Request* r) { return plan->start_nonblocking(r); }, vendor};
+  return make_request({started, comm, [plan] { return plan->run(); }, plan, std::move(local)},
+                      request);
 }
 
 // A neighbourhood exchange's arguments, kept for every start (the arrays copied).
@@ -140,11 +264,19 @@ struct NeighborArgs {
   MPI_Datatype recvtype;
   MPI_Comm comm;
 
-  int operator()() const {
+  int run() const {
     return reported(
         A2AV_Neighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), sendtype, recvbuf,
                                 recvcounts.data(), rdispls.data(), recvtype, comm),
         comm);
+  }
+  int start_nonblocking(MPI_Request* request) const {
+    return A2AV_Ineighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+                                    recvcounts.data(), rdispls.data(), recvtype, comm, request);
+  }
+  int start_vendor(MPI_Request* request) const {
+    return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts.data(), sdispls.data(), sendtype, recvbuf,
+                                    recvcounts.data(), rdispls.data(), recvtype, comm, request);
   }
 };
 
@@ -161,24 +293,15 @@ int init_neighbor(const void* sendbuf, const int* sendcounts, const int* sdispls
   PMPI_Topo_test(comm, &topology);
   if (topology == MPI_UNDEFINED) return A2AV_ERR_ARG;
   neighbour_degrees(comm, in, out);
-  NeighborArgs args{sendbuf, copied(sendcounts, out), copied(sdispls, out), sendtype,
-                    recvbuf, copied(recvcounts, in),  copied(rdispls, in),  recvtype,
-                    comm};
-  return make_request({"MPI_Start (persistent MPI_Neighbor_alltoallv)", std::move(args), nullptr},
+  auto args = std::make_shared<const NeighborArgs>(
+      NeighborArgs{sendbuf, copied(sendcounts, out), copied(sdispls, out), sendtype, recvbuf,
+                   copied(recvcounts, in), copied(rdispls, in), recvtype, comm});
+  LocalStart local{"PMPI_Ineighbor_alltoallv", comm,
+                   [args](MPI_Request* r) { return args->start_nonblocking(r); },
+                   [args](MPI_Request* r) { return args->start_vendor(r); }};
+  return make_request({"MPI_Start (persistent MPI_Neighbor_alltoallv)", comm,
+                       [args] { return args->run(); }, nullptr, std::move(local)},
                       request);
-}
-
-// Runs the exchange, then completes `done`. Its zero-byte receive is the only one posted when
-// the message is sent (it was just started, and every earlier one was matched the same
-// way), so one tag serves all requests.
-int start(MPI_Request done, const Persistent& p) {
-  int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
-  if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
-  if (rc != MPI_SUCCESS) return rc;
-  rc = PMPI_Start(&done);
-  if (rc == MPI_SUCCESS)
-    rc = PMPI_Send(nullptr, 0, MPI_BYTE, kSelf, tags::kPersistentDone.tag(), done_comm());
-  return rc;
 }
 
 }  // namespace
@@ -209,17 +332,18 @@ int A2AV_INIT(MPI, Alltoallv)(const void* sendbuf, const int sendcounts[], const
             "MPI_Start (persistent MPI_Alltoallv)", sendbuf,
             widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
             widened_side(recvcounts, rdispls, recvtype, n), comm, "PMPI_Alltoallv",
-            [=] {
-              return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                    rdispls, recvtype, comm);
+            "PMPI_Ialltoallv",
+            [=](MPI_Request* r) {
+              return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                     rdispls, recvtype, comm, r);
             },
-            request);
+            true, request);
       },
       [&] {
         return A2AV_INIT(PMPI, Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                           recvcounts, rdispls, recvtype, comm, info, request);
       },
-      kPlanLater);
+      kKept);
 }
 
 int A2AV_INIT(MPI, Alltoall)(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -231,18 +355,18 @@ int A2AV_INIT(MPI, Alltoall)(const void* sendbuf, int sendcount, MPI_Datatype se
         const int n = peers(comm);
         return init_alltoallv(
             "MPI_Start (persistent MPI_Alltoall)", sendbuf, uniform_side(sendcount, sendtype, n),
-            recvbuf, uniform_side(recvcount, recvtype, n), comm, "PMPI_Alltoall",
-            [=] {
-              return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   comm);
+            recvbuf, uniform_side(recvcount, recvtype, n), comm, "PMPI_Alltoall", "PMPI_Ialltoall",
+            [=](MPI_Request* r) {
+              return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, r);
             },
-            request);
+            true, request);
       },
       [&] {
         return A2AV_INIT(PMPI, Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                          comm, info, request);
       },
-      kPlanLater);
+      kKept);
 }
 
 int A2AV_INIT(MPI, Neighbor_alltoallv)(const void* sendbuf, const int sendcounts[],
@@ -262,7 +386,7 @@ int A2AV_INIT(MPI, Neighbor_alltoallv)(const void* sendbuf, const int sendcounts
                                                    recvcounts, rdispls, recvtype, comm, info,
                                                    request);
       },
-      "neighbor:direct (at each MPI_Start)");
+      kKept);
 }
 #endif
 
@@ -280,17 +404,18 @@ int MPI_Alltoallv_init_c(const void* sendbuf, const MPI_Count sendcounts[],
             "MPI_Start (persistent MPI_Alltoallv_c)", sendbuf,
             widened_side(sendcounts, sdispls, sendtype, n), recvbuf,
             widened_side(recvcounts, rdispls, recvtype, n), comm, "PMPI_Alltoallv_c",
-            [=] {
-              return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                      rdispls, recvtype, comm);
+            "PMPI_Ialltoallv_c",
+            [=](MPI_Request* r) {
+              return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                       rdispls, recvtype, comm, r);
             },
-            request);
+            false, request);
       },
       [&] {
         return PMPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                      rdispls, recvtype, comm, info, request);
       },
-      kPlanLater);
+      kKept);
 }
 
 int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -303,17 +428,18 @@ int MPI_Alltoall_init_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype s
         return init_alltoallv(
             "MPI_Start (persistent MPI_Alltoall_c)", sendbuf, uniform_side(sendcount, sendtype, n),
             recvbuf, uniform_side(recvcount, recvtype, n), comm, "PMPI_Alltoall_c",
-            [=] {
-              return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm);
+            "PMPI_Ialltoall_c",
+            [=](MPI_Request* r) {
+              return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, r);
             },
-            request);
+            false, request);
       },
       [&] {
         return PMPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     comm, info, request);
       },
-      kPlanLater);
+      kKept);
 }
 
 // To the MPI library, as the other large-count neighbourhood forms (c_bindings.cpp).
@@ -335,8 +461,8 @@ int MPI_Start(MPI_Request* request) {
   return start(found->first, found->second);
 }
 
-// The MPI library's requests first: a2av's run to completion inside start(), and a program
-// may rely on the others being under way meanwhile.
+// The MPI library's requests first: a start that runs its exchange to completion must not
+// keep them waiting.
 int MPI_Startall(int count, MPI_Request requests[]) {
   std::vector<MPI_Request> theirs;
   for (int i = 0; i < count; ++i)
@@ -351,10 +477,14 @@ int MPI_Startall(int count, MPI_Request requests[]) {
   return MPI_SUCCESS;
 }
 
+// A request freed while its exchange runs keeps its tag: its done message is still to come.
 int MPI_Request_free(MPI_Request* request) {
   if (request) {
     const auto found = persistent().find(*request);
     if (found != persistent().end()) {
+      int inactive = 0;
+      PMPI_Request_get_status(*request, &inactive, MPI_STATUS_IGNORE);
+      if (inactive) done_tags().give_back(found->second.tag);
       persistent().erase(found);  // frees the plan or the kept arguments
     }
   }

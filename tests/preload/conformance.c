@@ -112,7 +112,7 @@ static const char* const entry_names[ENTRIES] = {ENTRY(Alltoallv),
 #ifdef HAVE_PERSISTENT
                                                  PERSISTENT_NAME,
 #else
-                                                  "persistent",
+                                                 "persistent",
 #endif
                                                  ENTRY(Neighbor_alltoallv),
                                                  ENTRY(Ialltoall),
@@ -450,6 +450,49 @@ static void test_alltoallv_persistent(MPI_Comm comm, const char* name) {
   end_case(comm, "persistent_three_rounds", PERSISTENT, before);
   for (int r = 0; r < 3; ++r) MPI_Request_free(&requests[r]);
   free(send), free(recv), free(sc);
+}
+
+/* Persistent MPI_Alltoallv with counts that disagree: the last rank expects one int of rank 0's
+   two. Its MPI_Start or MPI_Wait returns an error of class MPI_ERR_TRUNCATE (the error handler
+   set to return), and the next exchange on the communicator is right. Intracommunicators of two
+   ranks or more. */
+static void test_alltoallv_persistent_disagreeing(MPI_Comm comm, const char* name) {
+  const int before = errors;
+  int inter, rank, size;
+  MPI_Comm_test_inter(comm, &inter);
+  MPI_Comm_size(comm, &size);
+  if (inter || size < 2) return;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm dup;
+  MPI_Comm_dup(comm, &dup);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  int *counts = malloc(3 * size * sizeof(int)), *displs = counts + size,
+      *recvcounts = displs + size;
+  int *send = malloc(2 * size * sizeof(int)), *recv = malloc(2 * size * sizeof(int));
+  for (int j = 0; j < size; ++j) {
+    counts[j] = recvcounts[j] = 2, displs[j] = 2 * j;
+    send[2 * j] = value(rank, j, 0), send[2 * j + 1] = value(rank, j, 1);
+  }
+  if (rank == size - 1) recvcounts[0] = 1;
+  MPI_Request request;
+  ALLTOALLV_INIT(send, counts, displs, MPI_INT, recv, recvcounts, displs, MPI_INT, dup,
+                 MPI_INFO_NULL, &request);
+  int code = MPI_Start(&request), error_class = MPI_SUCCESS;
+  if (code == MPI_SUCCESS) code = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  MPI_Error_class(code, &error_class);
+  if (rank == size - 1)
+    expect(error_class, MPI_ERR_TRUNCATE, "persistent MPI_Alltoallv, counts that disagree", name,
+           0);
+  if (request != MPI_REQUEST_NULL) MPI_Request_free(&request); /* Open MPI frees it on error */
+  for (int i = 0; i < 2 * size; ++i) recv[i] = -1;
+  MPI_Alltoallv(send, counts, displs, MPI_INT, recv, counts, displs, MPI_INT, dup);
+  for (int j = 0; j < size; ++j)
+    for (int k = 0; k < 2; ++k)
+      expect(recv[2 * j + k], value(j, rank, k), "MPI_Alltoallv after counts that disagreed", name,
+             2 * j + k);
+  end_case(comm, "persistent_counts_disagree", PERSISTENT, before);
+  MPI_Comm_free(&dup);
+  free(counts), free(send), free(recv);
 }
 #endif
 
@@ -1351,6 +1394,7 @@ static void test_all(MPI_Comm comm, const char* name, int depth) {
   test_alltoall_derived(comm, name);
 #ifdef ALLTOALLV_INIT
   test_alltoallv_persistent(comm, name);
+  test_alltoallv_persistent_disagreeing(comm, name);
 #endif
   test_neighbor_cartesian(comm, name);
   test_neighbor_graph(comm, name);
