@@ -134,11 +134,12 @@ int A2AV_Redist_run(A2AV_Redist redist, const int dest_rank[], const MPI_Count d
 int A2AV_Redist_free(A2AV_Redist* redist);
 
 /* Sets a2av up on `comm` now (its private duplicates and node layout), which otherwise the
-   first a2av call on `comm` does. After it, no a2av start on `comm` waits for the other ranks,
-   even where MPI_Comm_idup is not used (A2AV_COMM_IDUP=0, Open MPI's default): call it after
-   creating a communicator whose first a2av call may be nonblocking (docs/design.md, "No
-   first-call deadlock"). The preload library does so for the communicators a program creates.
-   Collective; a second call on `comm` does nothing. */
+   first blocking a2av call on `comm` does. Where MPI_Comm_idup is not used (A2AV_COMM_IDUP=0,
+   Open MPI's default) a nonblocking start on a communicator not set up runs the MPI library's
+   exchange, since a2av's setup would wait for the other ranks: call it after creating a
+   communicator whose first a2av calls may be nonblocking, to have a2av's exchanges from the
+   first (docs/design.md, "Nonblocking starts"). The preload library does so for the
+   communicators a program creates. Collective; a second call on `comm` does nothing. */
 int A2AV_Comm_prepare(MPI_Comm comm);
 
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */

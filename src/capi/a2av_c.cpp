@@ -91,7 +91,7 @@ void clear_request(MPI_Request* request) {
 
 int started_size(MPI_Request* request, MPI_Comm comm) {
   clear_request(request);
-  return a2av::started_context(comm).size;
+  return a2av::group_size(comm);
 }
 
 // The caller's request and the thread's call info for a started nonblocking exchange; `kind`

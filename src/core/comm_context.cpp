@@ -130,10 +130,14 @@ CommContext* attached_context(MPI_Comm comm) {
   return found ? static_cast<CommContext*>(value) : nullptr;
 }
 
+bool comm_idup() {
+  static const bool idup = env_flag("A2AV_COMM_IDUP");
+  return idup;
+}
+
 CommContext& find_or_make_context(MPI_Comm comm, bool blocking) {
   if (CommContext* context = attached_context(comm)) return *context;
-  static const bool idup = env_flag("A2AV_COMM_IDUP");
-  auto context = blocking || !idup ? make_context(comm) : start_context(comm);
+  auto context = blocking || !comm_idup() ? make_context(comm) : start_context(comm);
   check_mpi(MPI_Comm_set_attr(comm, context_keyval(), context.get()), "MPI_Comm_set_attr");
   return *context.release();
 }
@@ -200,6 +204,20 @@ bool has_whole_context(MPI_Comm comm) {
   CommContext* context = recently_used(comm);
   if (!context && (context = attached_context(comm))) remember(comm, *context);
   return context && context->nodes_found;
+}
+
+bool setup_waits(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || comm_idup()) return false;
+  return !recently_used(comm) && !attached_context(comm);  // without A2AV_COMM_IDUP: whole
+}
+
+int group_size(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  int inter = 0, size = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  check_mpi(inter ? MPI_Comm_remote_size(comm, &size) : MPI_Comm_size(comm, &size),
+            "MPI_Comm_size");
+  return size;
 }
 
 bool duplicates_ready(const CommContext& context) {

@@ -112,6 +112,14 @@ const CommContext& started_context(MPI_Comm comm);
 // with which no call waits for the other ranks before its exchange begins.
 bool has_whole_context(MPI_Comm comm);
 
+// Whether a nonblocking start on `comm` would wait for the other ranks to set a2av up: it has no
+// context, and A2AV_COMM_IDUP is off (Open MPI's default), so the setup would block. The same on
+// every rank: only collective calls make a context. A start then goes to the MPI library.
+bool setup_waits(MPI_Comm comm);
+
+// The size of `comm`'s (remote) group, without a context.
+int group_size(MPI_Comm comm);
+
 // Whether the context's duplicates are usable, testing their MPI_Comm_idup without waiting.
 bool duplicates_ready(const CommContext& context);
 

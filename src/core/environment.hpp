@@ -117,19 +117,21 @@ inline constexpr std::array kEnvironment{
     EnvSpec{.name = "A2AV_COMM_IDUP",
             .type = EnvType::flag,
             .doc = "1: a nonblocking call's first use of a communicator sets a2av up with "
-                   "MPI_Comm_idup, without waiting for the other ranks; 0: with MPI_Comm_dup, "
-                   "which waits for them (default 1, but 0 under Open MPI: its MPI_Comm_idup "
-                   "breaks the caller's other nonblocking collectives on that communicator)",
+                   "MPI_Comm_idup, without waiting for the other ranks; 0: it runs the MPI "
+                   "library's exchange until a blocking call or A2AV_Comm_prepare sets a2av up "
+                   "(default 1, but 0 under Open MPI: its MPI_Comm_idup breaks the caller's other "
+                   "nonblocking collectives on that communicator)",
             .fallback = kCommIdupByDefault},
     EnvSpec{.name = "A2AV_PRELOAD_PREPARE",
             .type = EnvType::flag,
             .doc = "1: the preload library sets a2av up on each communicator the program makes "
                    "(MPI_COMM_WORLD at MPI_Init, MPI_Comm_dup, MPI_Comm_split, ...) as it is made "
-                   "(A2AV_Comm_prepare), so that no nonblocking first call waits for the other "
-                   "ranks; it makes communicator creation several times slower. Nonblocking "
-                   "starts on a communicator it could not set up (MPI_Comm_idup's) go to the MPI "
-                   "library until a blocking a2av call on it sets it up. 0: the first a2av call "
-                   "sets up (default 1 where A2AV_COMM_IDUP defaults to 0: Open MPI)",
+                   "(A2AV_Comm_prepare), so that nonblocking calls run a2av's exchanges from the "
+                   "first; it makes communicator creation several times slower. Nonblocking "
+                   "starts on a communicator not set up (MPI_Comm_idup's, or any under 0) go to "
+                   "the MPI library until a blocking a2av call on it sets it up. 0: the first "
+                   "blocking a2av call sets up (default 1 where A2AV_COMM_IDUP defaults to 0: "
+                   "Open MPI)",
             .fallback = 1 - kCommIdupByDefault},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,

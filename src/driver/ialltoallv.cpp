@@ -18,7 +18,10 @@
 //    once it knows.
 //  - tuna (ialltoallv_tuna.cpp): A2AV_ALGORITHM names tuna.
 // Every schedule but the intercommunicator's begins once the communicator's setup allows, in
-// start order (nonblocking_setup.hpp); the start waits for no other rank.
+// start order (nonblocking_setup.hpp); the start waits for no other rank. Where the setup
+// itself would wait (setup_waits: no context yet, A2AV_COMM_IDUP off), the MPI library's
+// MPI_Ialltoallv runs behind the request instead, until a blocking call or A2AV_Comm_prepare
+// has set the communicator up.
 // The operation behind the request advances whenever the MPI library progresses.
 // Counts that disagree with the sender's show on the receiving rank as MPI_ERR_TRUNCATE from
 // MPI_Wait (a longer message) or as its own MPI_ERR_TRUNCATE (a shorter one).
@@ -227,17 +230,18 @@ NonblockingSchedule schedule_of(const Spec* spec) {
   return (spec ? *spec->algorithm : auto_algorithm()).nonblocking;
 }
 
-// An intercommunicator's exchange: the MPI library's MPI_Ialltoallv (as vendor serves the
-// blocking one) on int counts, which MPI reads until the exchange completes.
+// The MPI library's MPI_Ialltoallv (as vendor serves the blocking one), for an
+// intercommunicator or a communicator not set up: on int counts, which MPI reads until the
+// exchange completes.
 class VendorExchange : public NonblockingOperation {
  public:
-  VendorExchange(const Call& call, const CommContext& ctx) {
-    if (!vendor_int_arrays(call, ctx.size, ints_))
-      fail(A2AV_ERR_ARG, "a count or displacement beyond int on an intercommunicator");
+  VendorExchange(const Call& call, int peers) {
+    if (!vendor_int_arrays(call, peers, ints_))
+      fail(A2AV_ERR_ARG, "a count or displacement beyond int where the MPI library exchanges");
     const int* at = ints_.data();
-    const std::size_t size = ints_.size() / 4;
-    posted(MPI_Ialltoallv(call.sendbuf, at, at + size, call.sendtype, call.recvbuf, at + 2 * size,
-                          at + 3 * size, call.recvtype, call.comm, &add()),
+    const std::size_t n = ints_.size() / 4;
+    posted(MPI_Ialltoallv(call.sendbuf, at, at + n, call.sendtype, call.recvbuf, at + 2 * n,
+                          at + 3 * n, call.recvtype, call.comm, &add()),
            "MPI_Ialltoallv");
   }
   bool progress() override { return all_tested(MPI_BYTE); }
@@ -312,13 +316,18 @@ std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, const Ty
   return exchange;
 }
 
+// The MPI library's MPI_Ialltoallv behind the request, `call` checked first.
+NonblockingStart start_vendor(const Call& call, int size, const char* name) {
+  CheckedCall fresh;
+  checked_call(call, size, fresh);
+  return {start_request(std::make_unique<VendorExchange>(call, size)), name, 0};
+}
+
 NonblockingStart start_ialltoallv(const Call& call) {
+  if (setup_waits(call.comm))
+    return start_vendor(call, group_size(call.comm), "vendor (communicator not set up)");
   const CommContext& ctx = started_context(call.comm);
-  if (ctx.is_intercomm) {
-    CheckedCall fresh;
-    checked_call(call, ctx.size, fresh);
-    return {start_request(std::make_unique<VendorExchange>(call, ctx)), "vendor", 0};
-  }
+  if (ctx.is_intercomm) return start_vendor(call, ctx.size, "vendor");
   NonblockingSetup& setup = nonblocking_setup(ctx);
   Made made;
   std::int64_t temp = 0;

@@ -14,7 +14,8 @@
 // Memory: the neighbour lists and one request and status per edge, O(degree), never O(P).
 // start_ineighbor_alltoallv posts the same messages behind a request (MPI_Ineighbor_alltoallv),
 // once the communicator's duplicates exist, in start order (nonblocking_setup.hpp): its start
-// waits for no other rank. A blocking call lets every such exchange begin first.
+// waits for no other rank. A blocking call lets every such exchange begin first. On a
+// communicator whose setup would wait (setup_waits) the MPI library's own runs behind it.
 #include "driver/neighbor_alltoallv.hpp"
 
 #include "core/call.hpp"
@@ -110,10 +111,10 @@ std::byte* block(const void* base, int displ, std::int64_t extent) {
 }
 
 // This rank's checks (nothing is agreed across ranks), and the neighbours.
-Neighbours checked_neighbours(const NeighborCall& call, const CommContext& ctx) {
+Neighbours checked_neighbours(const NeighborCall& call, bool is_intercomm) {
   if (call.sendbuf == MPI_IN_PLACE)
     fail(A2AV_ERR_ARG, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
-  if (ctx.is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
+  if (is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
   Neighbours n = neighbours_of(call.comm);
   check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size(),
              type_info(call.sendtype));
@@ -192,7 +193,7 @@ class NeighborExchange : public StagedOperation {
 
 std::int64_t neighbor_alltoallv(const NeighborCall& call) {
   const CommContext& ctx = comm_context(call.comm);
-  const Neighbours n = checked_neighbours(call, ctx);
+  const Neighbours n = checked_neighbours(call, ctx.is_intercomm);
   if (NonblockingSetup* setup = ctx.kept.find<NonblockingSetup>())
     setup->begin_all();  // the nonblocking exchanges' messages before these, as on every rank
   std::vector<MPI_Request> requests;
@@ -229,9 +230,28 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
       requests.capacity() * sizeof(MPI_Request) + statuses.capacity() * sizeof(MPI_Status));
 }
 
+// The MPI library's MPI_Ineighbor_alltoallv behind the request.
+class VendorNeighborExchange : public NonblockingOperation {
+ public:
+  explicit VendorNeighborExchange(const NeighborCall& call) {
+    posted(MPI_Ineighbor_alltoallv(call.sendbuf, call.sendcounts, call.sdispls, call.sendtype,
+                                   call.recvbuf, call.recvcounts, call.rdispls, call.recvtype,
+                                   call.comm, &add()),
+           "MPI_Ineighbor_alltoallv");
+  }
+  bool progress() override { return all_tested(MPI_BYTE); }
+};
+
 NonblockingStart start_ineighbor_alltoallv(const NeighborCall& call) {
+  if (setup_waits(call.comm)) {
+    int inter = 0;
+    check_mpi(MPI_Comm_test_inter(call.comm, &inter), "MPI_Comm_test_inter");
+    checked_neighbours(call, inter != 0);
+    return {start_request(std::make_unique<VendorNeighborExchange>(call)),
+            "vendor (communicator not set up)", 0};
+  }
   const CommContext& ctx = started_context(call.comm);
-  Neighbours n = checked_neighbours(call, ctx);
+  Neighbours n = checked_neighbours(call, ctx.is_intercomm);
   NonblockingSetup& setup = nonblocking_setup(ctx);
   auto exchange = std::make_unique<NeighborExchange>(call, std::move(n), setup);
   const std::int64_t temp = exchange->temp_bytes();

@@ -53,9 +53,9 @@ int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av,
   return mpi_error_for(rc);
 }
 
-// Whether a2av may take a nonblocking start on `comm` (communicators.cpp): not where the
-// preload sets communicators up as they are made and could not set this one up (MPI_Comm_idup's),
-// since a2av would set it up inside the start, waiting for the other ranks.
+// Whether a2av may take a nonblocking start on `comm` (communicators.cpp): not where a2av would
+// set it up inside the start, waiting for the other ranks (a2av::setup_waits): under
+// A2AV_PRELOAD_PREPARE only MPI_Comm_idup's communicators, which it cannot set up as made.
 bool ready_for_start(MPI_Comm comm);
 
 // A nonblocking start: as route, but the MPI library's own on a communicator not ready for one

@@ -86,6 +86,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   std::vector<MPI_Comm> comms = communicators_to_test(rank, size);
   GTEST_FLAG_SET(repeat, static_cast<int>(comms.size()));
+  GTEST_FLAG_SET(recreate_environments_when_repeating, true);  // a test's environment per pass
   auto& listeners = testing::UnitTest::GetInstance()->listeners();
   listeners.Append(new CommunicatorPerIteration(comms, rank));
   if (rank != 0) {

@@ -7,8 +7,12 @@
 // fresh duplicate of the communicator and checks every byte: A2AV_Ialltoallv as the first call,
 // in place, several started before any completes (waited in reverse), as the first nonblocking
 // call after a blocking one (the nonblocking schedule's cells are made then), on a communicator
-// set up when made (A2AV_Comm_prepare), and A2AV_Ineighbor_alltoallv on a fresh ring.
+// set up when made (A2AV_Comm_prepare), and A2AV_Ineighbor_alltoallv on a fresh ring. Where
+// a2av's setup would wait (A2AV_COMM_IDUP=0), the MPI library's exchange runs until a blocking
+// call has set the communicator up.
 #include "harness.hpp"
+
+#include "core/environment.hpp"
 
 #include <a2av/a2av.h>
 
@@ -143,6 +147,34 @@ TEST(FirstCall, PreparedCommunicatorNeverWaits) {
   EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
   EXPECT_EQ(ex.got, ex.want) << "on rank " << rank_of(fresh.comm);
   EXPECT_EQ(A2AV_Comm_prepare(MPI_COMM_NULL), A2AV_ERR_ARG);
+}
+
+// Where a2av's setup would wait for the other ranks (A2AV_COMM_IDUP=0, Open MPI's default), a
+// start on a communicator not yet set up runs the MPI library's exchange, and a2av's once a
+// blocking call has set it up; with A2AV_COMM_IDUP=1 a2av's from the first start.
+TEST(FirstCall, StartBeforeTheSetupRunsTheLibrarysWhereTheSetupWouldWait) {
+  const bool setup_waits = !env_flag("A2AV_COMM_IDUP");  // its default is the MPI library's
+  const std::string library = "nonblocking:vendor (communicator not set up)";
+  const Fresh fresh;
+  Exchange first(fresh.comm, 8), blocking(fresh.comm, 9), later(fresh.comm, 10);
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::string route;
+  chained(fresh.comm, [&] {
+    request = first.start(fresh.comm);
+    route = A2AV_Last_algorithm();
+  });
+  EXPECT_EQ(route == library, setup_waits) << route;
+  EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(first.got, first.want) << "on rank " << rank_of(fresh.comm);
+  EXPECT_EQ(A2AV_Alltoallv(blocking.send.data(), blocking.sc.data(), blocking.sd.data(), MPI_BYTE,
+                           blocking.got.data(), blocking.rc.data(), blocking.rd.data(), MPI_BYTE,
+                           fresh.comm),
+            A2AV_SUCCESS)
+      << A2AV_Last_error_message();
+  request = later.start(fresh.comm);
+  EXPECT_NE(A2AV_Last_algorithm(), library);
+  EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(later.got, later.want) << "on rank " << rank_of(fresh.comm);
 }
 
 // The program's own nonblocking collectives on the communicator, started before and after the
