@@ -138,7 +138,9 @@ int A2AV_Redist_free(A2AV_Redist* redist);
    Open MPI's default) a nonblocking start on a communicator not set up runs the MPI library's
    exchange, since a2av's setup would wait for the other ranks: call it after creating a
    communicator whose first a2av calls may be nonblocking, to have a2av's exchanges from the
-   first (docs/design.md, "Nonblocking starts"). The preload library does so for the
+   first (docs/design.md, "Nonblocking starts"); on a Cartesian topology with a periodic
+   dimension of one or two processes, where the library's neighbourhood exchange pairs blocks
+   wrongly, A2AV_Ineighbor_alltoallv's first start sets a2av up and waits for the other ranks. The preload library does so for the
    communicators a program creates. Collective; a second call on `comm` does nothing. */
 int A2AV_Comm_prepare(MPI_Comm comm);
 

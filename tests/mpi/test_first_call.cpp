@@ -232,5 +232,30 @@ TEST(FirstCall, IneighborAlltoallvOnAFreshRing) {
   MPI_Comm_free(&ring);
 }
 
+// Where the MPI library pairs neighbourhood blocks wrongly (a periodic dimension of one
+// process: both neighbours are the rank itself), a start on a topology not set up does not run
+// the library's exchange: it sets a2av up, waiting for the other ranks (so not in a chain),
+// and every block lands where MPI-4.1 Section 8.6 says: block s in block s^1.
+TEST(FirstCall, IneighborAlltoallvWhereTheLibraryPairsBlocksWrongly) {
+  const int size = size_of(world());
+  const int dims[] = {size, 1}, periods[] = {1, 1};
+  MPI_Comm grid = MPI_COMM_NULL;
+  MPI_Cart_create(world(), 2, dims, periods, 0, &grid);
+  const int me = rank_of(grid);
+  const int below = (me - 1 + size) % size, above = (me + 1) % size;
+  std::vector<int> counts(4, 1), displs = {0, 1, 2, 3}, got(4, -1);
+  std::vector<int> send = {me * 10, me * 10 + 1, me * 10 + 2, me * 10 + 3};
+  const std::vector<int> want = {below * 10 + 1, above * 10, me * 10 + 3, me * 10 + 2};
+  MPI_Request request = MPI_REQUEST_NULL;
+  ASSERT_EQ(A2AV_Ineighbor_alltoallv(send.data(), counts.data(), displs.data(), MPI_INT, got.data(),
+                                     counts.data(), displs.data(), MPI_INT, grid, &request),
+            A2AV_SUCCESS)
+      << A2AV_Last_error_message();
+  EXPECT_EQ(std::string(A2AV_Last_algorithm()), "neighbor:nonblocking:direct");
+  EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  EXPECT_EQ(got, want) << "on rank " << me;
+  MPI_Comm_free(&grid);
+}
+
 }  // namespace
 }  // namespace a2av::test
