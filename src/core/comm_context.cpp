@@ -211,8 +211,17 @@ bool setup_waits(MPI_Comm comm) {
   return !recently_used(comm) && !attached_context(comm);  // without A2AV_COMM_IDUP: whole
 }
 
+const CommContext* context_for_start(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  if (CommContext* context = recently_used(comm)) return context;
+  if (CommContext* context = attached_context(comm)) return &remember(comm, *context);
+  if (!comm_idup()) return nullptr;
+  return &context_of(comm, false);
+}
+
 int group_size(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
+  if (const CommContext* context = recently_used(comm)) return context->size;
   int inter = 0, size = 0;
   check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
   check_mpi(inter ? MPI_Comm_remote_size(comm, &size) : MPI_Comm_size(comm, &size),

@@ -117,7 +117,10 @@ bool has_whole_context(MPI_Comm comm);
 // every rank: only collective calls make a context. A start then goes to the MPI library.
 bool setup_waits(MPI_Comm comm);
 
-// The size of `comm`'s (remote) group, without a context.
+// started_context's, or null where setup_waits.
+const CommContext* context_for_start(MPI_Comm comm);
+
+// The size of `comm`'s (remote) group, without making a context.
 int group_size(MPI_Comm comm);
 
 // Whether the context's duplicates are usable, testing their MPI_Comm_idup without waiting.

@@ -324,9 +324,10 @@ NonblockingStart start_vendor(const Call& call, int size, const char* name) {
 }
 
 NonblockingStart start_ialltoallv(const Call& call) {
-  if (setup_waits(call.comm))
+  const CommContext* started = context_for_start(call.comm);
+  if (!started)
     return start_vendor(call, group_size(call.comm), "vendor (communicator not set up)");
-  const CommContext& ctx = started_context(call.comm);
+  const CommContext& ctx = *started;
   if (ctx.is_intercomm) return start_vendor(call, ctx.size, "vendor");
   NonblockingSetup& setup = nonblocking_setup(ctx);
   Made made;

@@ -261,14 +261,15 @@ class VendorNeighborExchange : public NonblockingOperation {
 };
 
 NonblockingStart start_ineighbor_alltoallv(const NeighborCall& call) {
-  if (setup_waits(call.comm) && library_pairs_blocks_right(call.comm)) {
+  const CommContext* started = context_for_start(call.comm);
+  if (!started && library_pairs_blocks_right(call.comm)) {
     int inter = 0;
     check_mpi(MPI_Comm_test_inter(call.comm, &inter), "MPI_Comm_test_inter");
     checked_neighbours(call, inter != 0);
     return {start_request(std::make_unique<VendorNeighborExchange>(call)),
             "vendor (communicator not set up)", 0};
   }
-  const CommContext& ctx = started_context(call.comm);
+  const CommContext& ctx = started ? *started : started_context(call.comm);
   Neighbours n = checked_neighbours(call, ctx.is_intercomm);
   NonblockingSetup& setup = nonblocking_setup(ctx);
   auto exchange = std::make_unique<NeighborExchange>(call, std::move(n), setup);
