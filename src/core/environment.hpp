@@ -133,6 +133,15 @@ inline constexpr std::array kEnvironment{
                    "blocking a2av call sets up (default 1 where A2AV_COMM_IDUP defaults to 0: "
                    "Open MPI)",
             .fallback = 1 - kCommIdupByDefault},
+    EnvSpec{.name = "A2AV_PRELOAD_PLAN_STARTS",
+            .type = EnvType::flag,
+            .doc = "1: the preload's MPI_Start of a persistent all-to-all runs a plan (a2av's "
+                   "blocking algorithms, node_aware across nodes) to completion, which MPI does "
+                   "not allow: a program whose rank, after its start, waits for a message that a "
+                   "peer sends only after its own start hangs. 0: under Open MPI the start only "
+                   "starts a2av's nonblocking exchange (direct across nodes); under MPICH it runs "
+                   "the plan either way",
+            .fallback = 0},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,
             .doc = "Q: each group of Q consecutive ranks of a node acts as a node of its own; 0 "

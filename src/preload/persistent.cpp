@@ -6,12 +6,13 @@
 // progress callback by itself (Open MPI; core/progress_request.hpp): MPI_Start starts the
 // exchange as MPI_Ialltoallv (MPI_Ineighbor_alltoallv) would on the kept arguments, through the
 // same route (the MPI library's nonblocking form where a2av rejects the arguments or the
-// communicator is not set up for a start), and returns. Elsewhere (MPICH) and for the _c forms
-// (whether their counts fit a2av's nonblocking exchange each rank knows only of its own), the
-// start runs the exchange to completion: the first MPI_Start makes a plan (the checks, the
-// agreement, the choice of algorithm and the layout; collective), every MPI_Start runs it, and
-// where a2av rejects the arguments (on every rank alike: the plan agrees) the MPI library's
-// nonblocking form, waited for, runs instead from that start on. A program that starts a
+// communicator is not set up for a start), and returns. Elsewhere (MPICH), for the _c forms
+// (whether their counts fit a2av's nonblocking exchange each rank knows only of its own), and
+// under A2AV_PRELOAD_PLAN_STARTS=1 (the blocking algorithms' speed, node_aware's across nodes,
+// at the risk below), the start runs the exchange to completion: the first MPI_Start makes a plan
+// (the checks, the agreement, the choice of algorithm and the layout; collective), every MPI_Start
+// runs it, and where a2av rejects the arguments (on every rank alike: the plan agrees) the MPI
+// library's nonblocking form, waited for, runs instead from that start on. A program that starts a
 // persistent exchange there and then waits on point-to-point traffic that a peer sends only
 // after its own start can hang (docs/design.md, "Persistent").
 //
@@ -26,6 +27,7 @@
 // rather than completing with wrong data.
 #include <a2av/a2av.h>
 
+#include "core/environment.hpp"
 #include "core/progress_request.hpp"
 #include "core/tags.hpp"
 #include "preload/routes.hpp"
@@ -228,9 +230,15 @@ int start_local(MPI_Request done, const Persistent& p) {
   return MPI_SUCCESS;
 }
 
+// Whether starts return at once where they can (A2AV_PRELOAD_PLAN_STARTS unset).
+bool starts_locally() {
+  static const bool local = !env_flag("A2AV_PRELOAD_PLAN_STARTS") && progress_completes_by_itself();
+  return local;
+}
+
 // Runs the exchange, then completes `done`.
 int start(MPI_Request done, const Persistent& p) {
-  if (p.local && progress_completes_by_itself()) return start_local(done, p);
+  if (p.local && starts_locally()) return start_local(done, p);
   int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
   if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
   if (rc != MPI_SUCCESS) return rc;
