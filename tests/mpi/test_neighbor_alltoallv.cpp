@@ -257,6 +257,12 @@ TEST(NeighborAlltoallv, Errors) {
     const bool shorter = ex.rc[0] > 0 && below != me;
     if (shorter) --ex.rc[0];
     EXPECT_EQ(ex.run_a2av(cart), shorter ? A2AV_ERR_COUNTS : A2AV_SUCCESS);
+    // Nothing arrives after the call (MPI_Waitall leaves the other requests pending when one
+    // fails): the buffer stays as refilled while every rank makes progress.
+    std::fill(ex.recv.begin(), ex.recv.end(), kGap);
+    MPI_Barrier(world());
+    MPI_Barrier(world());
+    EXPECT_EQ(ex.recv, std::vector<int>(ex.recv.size(), kGap)) << "on rank " << me;
   }
   MPI_Comm_free(&cart);
 }
