@@ -7,6 +7,7 @@
 #include "collectives/common.hpp"
 
 #include "core/check.hpp"
+#include "core/p2p.hpp"
 
 #include <vector>
 
@@ -14,8 +15,8 @@ namespace a2av::coll {
 namespace {
 
 void wait_all(std::vector<MPI_Request>& requests) {
-  check_mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-            "MPI_Waitall");
+  std::vector<MPI_Status> statuses;
+  check_mpi(wait_all_settled(requests, statuses), "MPI_Waitall");
 }
 
 void scatter_linear(const void* send, void* recv_buf, std::int64_t count, const Type& type,

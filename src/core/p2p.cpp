@@ -460,6 +460,19 @@ void Requests::wait_posted() {
   }
 }
 
+int wait_all_settled(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses) {
+  statuses.resize(requests.size());
+  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  if (rc != MPI_ERR_IN_STATUS) return rc;
+  for (std::size_t k = 0; k < requests.size(); ++k) {
+    int error_class = MPI_SUCCESS;
+    MPI_Error_class(statuses[k].MPI_ERROR, &error_class);
+    if (error_class == MPI_ERR_PENDING)
+      statuses[k].MPI_ERROR = MPI_Wait(&requests[k], &statuses[k]);
+  }
+  return rc;
+}
+
 void sendrecv(const void* send, std::int64_t send_bytes, int dest, void* recv,
               std::int64_t recv_bytes, int source, int tag, MPI_Comm comm, Mismatch& mismatch,
               PeerErrors* in_band) {

@@ -68,6 +68,12 @@ void announce_error(MPI_Comm comm, int code, PeerErrors& peers);
 // pieces, or its error tag, noted in `peers`).
 void drain_block(int peer, MPI_Comm comm, PeerErrors& peers);
 
+// MPI_Waitall that leaves nothing in flight: where it reports MPI_ERR_IN_STATUS, the requests it
+// left pending (another one failed; Open MPI returns at once then) are waited for too, so that
+// no receive writes into the caller's buffer after the call. `statuses` (resized) get each
+// request's outcome in MPI_ERROR. Returns MPI_Waitall's code.
+int wait_all_settled(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses);
+
 // Receives and drops what Requests::isend (without in-band agreement) sent of a block of
 // `bytes` bytes: a block this rank does not take, so that no message is left behind.
 void drop_pieces(std::int64_t bytes, int peer, int tag, MPI_Comm comm);

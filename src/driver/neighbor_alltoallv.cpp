@@ -191,19 +191,6 @@ class NeighborExchange : public StagedOperation {
   NeighborCall call_;  // the caller's, on the copies
 };
 
-// After MPI_Waitall's MPI_ERR_IN_STATUS: the requests it left pending (not failed, not done:
-// another one failed; Open MPI returns at once then) waited for, so that no receive is left
-// to write into the caller's buffer after the call.
-void wait_pending(std::vector<MPI_Request>& requests, std::vector<MPI_Status>& statuses) {
-  for (std::size_t k = 0; k < requests.size(); ++k) {
-    int error_class = MPI_SUCCESS;
-    MPI_Error_class(statuses[k].MPI_ERROR, &error_class);
-    if (error_class != MPI_ERR_PENDING) continue;
-    const int rc = MPI_Wait(&requests[k], &statuses[k]);
-    statuses[k].MPI_ERROR = rc;
-  }
-}
-
 }  // namespace
 
 std::int64_t neighbor_alltoallv(const NeighborCall& call) {
@@ -221,11 +208,10 @@ std::int64_t neighbor_alltoallv(const NeighborCall& call) {
   };
   post_messages(
       call, n, ctx.comm, [&](int) -> MPI_Request& { return requests.emplace_back(); }, posted);
-  std::vector<MPI_Status> statuses(requests.size());
+  std::vector<MPI_Status> statuses;
   [[maybe_unused]] const WorldErrorsReturn guard;  // a truncated receive is a count error
-  const int rc = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  const int rc = wait_all_settled(requests, statuses);
   if (rc == MPI_ERR_IN_STATUS) {
-    wait_pending(requests, statuses);
     for (std::size_t k = 0; k < n.sources.size(); ++k) {
       int error_class = MPI_SUCCESS;
       MPI_Error_class(statuses[k].MPI_ERROR, &error_class);
