@@ -38,8 +38,7 @@ static void die(int code, const char* what) {
 /* Reads every message received, copying it into `copy` if not NULL (room for k messages);
  * with `check`, each must be S bytes of its source's payload, from one of the k previous
  * ranks. Returns the number of wrong messages. */
-static int read_messages(A2AV_Sparse received, long bytes, int k, int check,
-                         unsigned char* copy) {
+static int read_messages(A2AV_Sparse received, long bytes, int k, int check, unsigned char* copy) {
   int rank, size, count, wrong = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -68,8 +67,7 @@ static int compare_doubles(const void* a, const void* b) {
 }
 
 /* Median over `iterations` timed exchanges of `bytes` per message (max over ranks). */
-static double run_size(long bytes, int iterations, const char* algorithm, int copy,
-                       int* wrong) {
+static double run_size(long bytes, int iterations, const char* algorithm, int copy, int* wrong) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -85,7 +83,7 @@ static double run_size(long bytes, int iterations, const char* algorithm, int co
     lengths[d] = bytes;
   }
   double* seconds = malloc(sizeof(double) * iterations);
-  unsigned char* copied = copy ? malloc(k * bytes + 1) : NULL;  /* reused, as C programs do */
+  unsigned char* copied = copy ? malloc(k * bytes + 1) : NULL; /* reused, as C programs do */
   for (int it = 0; it < WARMUP + iterations; ++it) {
     A2AV_Sparse received;
     MPI_Barrier(MPI_COMM_WORLD);

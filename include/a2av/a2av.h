@@ -140,8 +140,9 @@ int A2AV_Redist_free(A2AV_Redist* redist);
    communicator whose first a2av calls may be nonblocking, to have a2av's exchanges from the
    first (docs/design.md, "Nonblocking starts"); on a Cartesian topology with a periodic
    dimension of one or two processes, where the library's neighbourhood exchange pairs blocks
-   wrongly, A2AV_Ineighbor_alltoallv's first start sets a2av up and waits for the other ranks. The preload library does so for the
-   communicators a program creates. Collective; a second call on `comm` does nothing. */
+   wrongly, A2AV_Ineighbor_alltoallv's first start sets a2av up and waits for the other
+   ranks. The preload library does so for the communicators a program creates. Collective; a
+   second call on `comm` does nothing. */
 int A2AV_Comm_prepare(MPI_Comm comm);
 
 /* A short description of an error code ("A2AV_ERR_COUNTS: ..."). */

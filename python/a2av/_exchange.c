@@ -132,8 +132,8 @@ static void free_received(PyObject* capsule) {
  * buffer (kept alive by `owner`), or a copy where the message is empty or not aligned for
  * `dtype` (messages lie back to back); NULL with ValueError if it is not a whole number of
  * items. */
-static PyObject* message_array(int source, const void* data, MPI_Count bytes,
-                               PyArray_Descr* dtype, PyObject* owner) {
+static PyObject* message_array(int source, const void* data, MPI_Count bytes, PyArray_Descr* dtype,
+                               PyObject* owner) {
   if (PyDataType_ELSIZE(dtype) == 0 || bytes % PyDataType_ELSIZE(dtype)) {
     PyErr_Format(PyExc_ValueError, "%lld bytes from rank %d are not a whole number of %S items",
                  (long long)bytes, source, (PyObject*)dtype);
@@ -224,7 +224,8 @@ static PyObject* arrays_of(A2AV_Sparse received, PyObject* dtype) {
     return NULL;
   }
   PyArray_Descr* descr = NULL;
-  PyObject* list = PyArray_DescrConverter(dtype, &descr) ? arrays_out(received, descr, owner) : NULL;
+  PyObject* list =
+      PyArray_DescrConverter(dtype, &descr) ? arrays_out(received, descr, owner) : NULL;
   Py_XDECREF(descr);
   Py_DECREF(owner);
   return list;
