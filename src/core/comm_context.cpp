@@ -171,6 +171,13 @@ CommContext& remember(MPI_Comm comm, CommContext& context) {
   return context;
 }
 
+// `comm`'s context if it has one, else null (without A2AV_COMM_IDUP one is always whole).
+CommContext* existing_context(MPI_Comm comm) {
+  if (CommContext* context = recently_used(comm)) return context;
+  CommContext* context = attached_context(comm);
+  return context ? &remember(comm, *context) : nullptr;
+}
+
 // The context of `comm`, made (blocking or started) if it has none.
 CommContext& context_of(MPI_Comm comm, bool blocking) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
@@ -200,23 +207,14 @@ const CommContext& started_context(MPI_Comm comm) {
   return context_of(comm, false);
 }
 
-bool has_whole_context(MPI_Comm comm) {
-  CommContext* context = recently_used(comm);
-  if (!context && (context = attached_context(comm))) remember(comm, *context);
-  return context && context->nodes_found;
-}
-
 bool setup_waits(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL || comm_idup()) return false;
-  return !recently_used(comm) && !attached_context(comm);  // without A2AV_COMM_IDUP: whole
+  return comm != MPI_COMM_NULL && !comm_idup() && !existing_context(comm);
 }
 
 const CommContext* context_for_start(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
-  if (CommContext* context = recently_used(comm)) return context;
-  if (CommContext* context = attached_context(comm)) return &remember(comm, *context);
-  if (!comm_idup()) return nullptr;
-  return &context_of(comm, false);
+  if (CommContext* context = existing_context(comm)) return context;
+  return comm_idup() ? &context_of(comm, false) : nullptr;
 }
 
 int group_size(MPI_Comm comm) {

@@ -108,10 +108,6 @@ const CommContext& comm_context(MPI_Comm comm);
 // use only rank, size and is_intercomm are set, and the duplicates are being made.
 const CommContext& started_context(MPI_Comm comm);
 
-// Whether `comm` has a whole context (A2AV_Comm_prepare, or any blocking call on it made it),
-// with which no call waits for the other ranks before its exchange begins.
-bool has_whole_context(MPI_Comm comm);
-
 // Whether a nonblocking start on `comm` would wait for the other ranks to set a2av up: it has no
 // context, and A2AV_COMM_IDUP is off (Open MPI's default), so the setup would block. The same on
 // every rank: only collective calls make a context. A start then goes to the MPI library.

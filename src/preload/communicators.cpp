@@ -3,15 +3,14 @@
 // MPI_Comm_idup breaks the program's other nonblocking collectives), where a2av's setup would
 // wait for the other ranks, which a start must not, so that nonblocking starts run a2av's
 // exchanges from the first rather than the MPI library's (docs/design.md, "Nonblocking
-// starts"). Every member
-// of a new communicator is inside the call that makes it, so the setup's collectives there wait for
-// nobody else. The price: two MPI_Comm_dup, an MPI_Comm_split_type and an MPI_Allreduce per
-// communicator made, whether or not the program exchanges on it (MPI_Comm_dup + MPI_Comm_free took
-// 4-6x as long: 19-27 against 4-6 us at P = 2). A communicator from MPI_Comm_idup cannot be set up
-// as it is made (the call must not wait): its nonblocking starts go to the MPI library until a
-// blocking a2av call on it has set it up (ready_for_start), as every communicator's do without
-// A2AV_PRELOAD_PREPARE. a2av's own communicators do not come
-// here (core/comm_context.cpp makes them through PMPI_). Open MPI's Fortran bindings call PMPI_
+// starts"). Every member of a new communicator is inside the call that makes it, so the setup's
+// collectives there wait for nobody else. The price: two MPI_Comm_dup, an MPI_Comm_split_type and
+// an MPI_Allreduce per communicator made, whether or not the program exchanges on it (MPI_Comm_dup
+// + MPI_Comm_free took 4-6x as long: 19-27 against 4-6 us at P = 2). A communicator from
+// MPI_Comm_idup cannot be set up as it is made (the call must not wait): its nonblocking starts go
+// to the MPI library until a blocking a2av call on it has set it up (ready_for_start), as every
+// communicator's do without A2AV_PRELOAD_PREPARE. a2av's own communicators do not come here
+// (core/comm_context.cpp makes them through PMPI_). Open MPI's Fortran bindings call PMPI_
 // directly: fortran_openmpi.cpp brings MPI_INIT, MPI_INIT_THREAD and every constructor of
 // intracommunicators here.
 #include <a2av/a2av.h>
