@@ -55,7 +55,8 @@ struct Retire {
 struct Pending {
   std::unique_ptr<Operation, Retire> operation;
   MPI_Request request = MPI_REQUEST_NULL;
-  std::function<void(int)> then;  // when_complete's, called before the request completes
+  std::function<void(int)> then;    // when_complete's, called before the request completes
+  bool free_when_complete = false;  // when_complete's request, under MPICH (see attach)
 };
 
 int query(void* state, MPI_Status* status) {
@@ -90,38 +91,12 @@ void finish(Pending* p) {
   MPI_Grequest_complete(p->request);
 }
 
-#if defined(MPICH) && !defined(A2AV_SIMULATION)
+#if !defined(A2AV_SIMULATION) && (defined(MPICH) || defined(OMPI_MAJOR_VERSION))
 
-// MPI_Test calls poll, MPI_Wait calls wait (for one or several of our requests at once);
-// neither is called once the request is complete.
-int poll(void* state, MPI_Status*) {
-  auto* p = static_cast<Pending*>(state);
-  if (advance(p)) MPI_Grequest_complete(p->request);
-  return MPI_SUCCESS;
-}
-
-int wait(int count, void** states, double, MPI_Status*) {
-  for (int i = 0; i < count; ++i) finish(static_cast<Pending*>(states[i]));
-  return MPI_SUCCESS;
-}
-
-void start(Pending* p) {
-  check_mpi(MPIX_Grequest_start(query, free_state, cancel, poll, wait, p, &p->request),
-            "MPIX_Grequest_start");
-}
-
-#elif defined(OMPI_MAJOR_VERSION)
-
-// Open MPI 4 has no poll function for generalized requests: its progress engine calls the
-// callbacks registered with opal_progress_register (libopen-pal), and MPI_Wait/MPI_Test on
-// a generalized request spin in that engine. The callback runs inside MPI calls of any thread,
-// and the MPI calls it makes run the engine again: `holding` keeps it from re-entering itself,
-// and a thread that finds another advancing the operations leaves them to it.
-using ProgressCallback = int (*)();
-using RegisterFn = int (*)(ProgressCallback);
-
-// Operations not yet complete, under progress_mutex(); `count`, their number, is read
-// without it, so that MPI calls pay no lock while none is pending.
+// The operations that progress_all() advances, under progress_mutex(): under Open MPI every
+// pending one (its engine runs progress_all in every MPI call), under MPICH those given to
+// when_complete (the preload's waits and tests run it: progress_when_complete). `count`,
+// their number, is read without the lock, so that MPI calls pay none while there are none.
 struct PendingList {
   std::vector<Pending*> operations;
   std::atomic<std::size_t> count{0};
@@ -133,6 +108,13 @@ PendingList& pending() {
   return list;
 }
 
+void listed(Pending* p) {
+  PendingList& list = pending();
+  list.operations.push_back(p);
+  list.count.store(list.operations.size(), std::memory_order_relaxed);
+}
+
+#ifdef OMPI_MAJOR_VERSION
 // Open MPI's engine yields the core after a pass with nothing done where it is told to
 // (opal_progress_yield_when_idle: set when the node has more ranks than cores).
 bool engine_yields_when_idle() {
@@ -147,7 +129,10 @@ void set_yield_when_idle(bool yields) {
       reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "opal_progress_set_yield_when_idle"));
   if (fn) fn(yields);
 }
+#endif
 
+// One pass over the listed operations; completes the requests of those done (their `then`
+// first). Returns how many completed.
 int progress_all() {
   PendingList& list = pending();
   if (list.count.load(std::memory_order_relaxed) == 0 || holding()) return 0;
@@ -155,36 +140,32 @@ int progress_all() {
   if (threads_may_race() && !lock.try_lock()) return 0;  // another thread is advancing them
   ThreadProgress& thread = per_thread<ThreadProgress>();
   thread.holding = true;
+#ifdef OMPI_MAJOR_VERSION
   // The engine yields once after this pass if it did nothing; the MPI calls of the operations
   // (MPI_Test, a pass of the engine each) must not yield again meanwhile.
   thread.engine_yields = engine_yields_when_idle();
   if (thread.engine_yields) set_yield_when_idle(false);
+#endif
   list.completed.clear();
   std::erase_if(list.operations, [&](Pending* p) {
     if (!p->operation->progress()) return false;
     list.completed.push_back(p);
     return true;
   });
+#ifdef OMPI_MAJOR_VERSION
   if (thread.engine_yields) set_yield_when_idle(true);
   thread.engine_yields = false;
+#endif
   list.count.store(list.operations.size(), std::memory_order_relaxed);
   for (Pending* p : list.completed) {
     if (p->then) p->then(p->operation->error());
-    MPI_Grequest_complete(p->request);  // may free p
+    MPI_Request request = p->request;
+    const bool free_request = p->free_when_complete;
+    MPI_Grequest_complete(request);                // may free p
+    if (free_request) MPI_Request_free(&request);  // frees p
   }
   thread.holding = false;
   return static_cast<int>(list.completed.size());
-}
-
-RegisterFn progress_register() {
-  static const auto fn =
-      reinterpret_cast<RegisterFn>(dlsym(RTLD_DEFAULT, "opal_progress_register"));
-  return fn;
-}
-
-bool registered() {
-  static const bool ok = progress_register() && progress_register()(progress_all) == 0;
-  return ok;
 }
 
 // Another library's request, or one of ours already complete, as an operation: tested.
@@ -203,6 +184,73 @@ class Watch : public Operation {
   int error_ = MPI_SUCCESS;
 };
 
+#ifdef MPICH
+
+// Every live operation, so that when_complete finds one of ours by its request (under MPICH
+// the pending list holds only those given to it). Under a ProgressHold.
+std::vector<Pending*>& live() {
+  static std::vector<Pending*> operations;
+  return operations;
+}
+
+Pending* pending_of(MPI_Request request) {
+  for (Pending* p : live())
+    if (p->request == request) return p;
+  return nullptr;
+}
+
+// MPI_Test calls poll, MPI_Wait calls wait (for one or several of our requests at once);
+// neither is called once the request is complete, nor once it is freed (when_complete's).
+int poll(void* state, MPI_Status*) {
+  auto* p = static_cast<Pending*>(state);
+  if (advance(p)) MPI_Grequest_complete(p->request);
+  return MPI_SUCCESS;
+}
+
+int wait(int count, void** states, double, MPI_Status*) {
+  for (int i = 0; i < count; ++i) finish(static_cast<Pending*>(states[i]));
+  return MPI_SUCCESS;
+}
+
+int free_live_state(void* state) {
+  const ProgressHold hold;
+  std::erase(live(), static_cast<Pending*>(state));
+  return free_state(state);
+}
+
+void start(Pending* p) {
+  check_mpi(MPIX_Grequest_start(query, free_live_state, cancel, poll, wait, p, &p->request),
+            "MPIX_Grequest_start");
+  const ProgressHold hold;
+  live().push_back(p);
+}
+
+// Under MPICH the operation leaves its poll function for the pending list.
+void list_for_completion(Pending* p) {
+  listed(p);
+}
+
+#else  // Open MPI
+
+// Open MPI 4 has no poll function for generalized requests: its progress engine calls the
+// callbacks registered with opal_progress_register (libopen-pal), and MPI_Wait/MPI_Test on
+// a generalized request spin in that engine. The callback runs inside MPI calls of any thread,
+// and the MPI calls it makes run the engine again: `holding` keeps it from re-entering itself,
+// and a thread that finds another advancing the operations leaves them to it.
+using ProgressCallback = int (*)();
+using RegisterFn = int (*)(ProgressCallback);
+
+RegisterFn progress_register() {
+  static const auto fn =
+      reinterpret_cast<RegisterFn>(dlsym(RTLD_DEFAULT, "opal_progress_register"));
+  return fn;
+}
+
+bool registered() {
+  static const bool ok = progress_register() && progress_register()(progress_all) == 0;
+  return ok;
+}
+
 Pending* pending_of(MPI_Request request) {
   for (Pending* p : pending().operations)
     if (p->request == request) return p;
@@ -215,10 +263,12 @@ void start(Pending* p) {
   // where computation between start and completion can hide them.
   if (!registered()) return finish(p);
   const ProgressHold hold;
-  PendingList& list = pending();
-  list.operations.push_back(p);
-  list.count.store(list.operations.size(), std::memory_order_relaxed);
+  listed(p);
 }
+
+void list_for_completion(Pending*) {}  // every operation is listed from its start
+
+#endif
 
 void attach(MPI_Request& request, std::function<void(int)> then) {
   const ProgressHold hold;
@@ -228,7 +278,14 @@ void attach(MPI_Request& request, std::function<void(int)> then) {
     p = pending_of(request);
   }
   p->then = std::move(then);
-  MPI_Request_free(&request);  // the request lives until MPI_Grequest_complete
+  list_for_completion(p);
+#ifdef MPICH
+  // MPICH's MPI_Request_free calls the free function at once, complete or not.
+  p->free_when_complete = true;
+  request = MPI_REQUEST_NULL;
+#else
+  MPI_Request_free(&request);          // the request lives until MPI_Grequest_complete
+#endif
 }
 
 #else
@@ -276,10 +333,32 @@ bool progress_completes_by_itself() {
 }
 
 void when_complete(MPI_Request& request, std::function<void(int error)> then) {
-#if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
+#if !defined(A2AV_SIMULATION) && (defined(MPICH) || defined(OMPI_MAJOR_VERSION))
   attach(request, std::move(then));
 #else
   (void)request, (void)then;
+#endif
+}
+
+bool when_complete_available() {
+#if defined(MPICH) && !defined(A2AV_SIMULATION)
+  return true;
+#else
+  return progress_completes_by_itself();
+#endif
+}
+
+bool completions_wait_for_progress() {
+#if defined(MPICH) && !defined(A2AV_SIMULATION)
+  return pending().count.load(std::memory_order_relaxed) != 0;
+#else
+  return false;
+#endif
+}
+
+void progress_completions() {
+#if defined(MPICH) && !defined(A2AV_SIMULATION)
+  progress_all();
 #endif
 }
 

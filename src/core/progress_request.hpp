@@ -1,7 +1,7 @@
 // A request the caller completes with its own MPI_Wait or MPI_Test while a2av's operation
 // behind it advances inside those calls: an MPI generalized request (MPI_Grequest_start)
 // plus a hook into the MPI library's progress, which the standard does not provide:
-//  - MPICH: MPIX_Grequest_start's poll function, called by MPI_Wait/MPI_Test;
+//  - MPICH: MPIX_Grequest_start's poll function, called by MPI_Wait/MPI_Test on that request;
 //  - Open MPI: a callback registered with opal_progress (found at run time), which every
 //    MPI_Wait/MPI_Test and blocking call runs; it advances every pending operation;
 //  - any other MPI: the operation runs to completion when it starts (correct, no overlap).
@@ -33,10 +33,20 @@ MPI_Request start_request(std::unique_ptr<Operation> operation);
 // on the operation's own request, nor under any other MPI, which has no hook.
 bool progress_completes_by_itself();
 
-// Where progress_completes_by_itself(): takes `request` (any MPI request; set to
-// MPI_REQUEST_NULL, the caller no longer waits for it) and calls `then` with its error
-// (MPI_SUCCESS or an MPI code) from inside the MPI call whose progress completes it.
+// Takes `request` (any MPI request; set to MPI_REQUEST_NULL, the caller no longer waits for
+// it) and calls `then` with its error (MPI_SUCCESS or an MPI code) once it completes: from
+// inside the MPI call whose progress completes it where progress_completes_by_itself(), else
+// (MPICH) from inside progress_completions(). Not under any other MPI, nor in the simulation.
 void when_complete(MPI_Request& request, std::function<void(int error)> then);
+
+// Whether when_complete calls its `then` here (Open MPI with its progress hook found, MPICH).
+bool when_complete_available();
+
+// Under MPICH: whether requests given to when_complete wait for progress_completions(), which
+// advances them one pass (nothing from inside a2av's own progress, nor while another thread
+// does it). The preload's MPI_Wait, MPI_Test and their kin call it. False elsewhere.
+bool completions_wait_for_progress();
+void progress_completions();
 
 // Whether the loop advancing the calling operation yields the core itself after a pass that
 // did nothing: Open MPI's progress engine on an oversubscribed node. An operation that would

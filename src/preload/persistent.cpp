@@ -2,19 +2,21 @@
 // MPI_Neighbor_alltoallv_init and the first two's _c forms; Open MPI 4.1's MPIX_ ones). The
 // init call only keeps the arguments (the arrays copied), waiting for no other rank: MPI 4.1,
 // Section 7.13, would let it wait, the MPI libraries' own do not, and programs rely on that.
-// Starting is local (Section 7.13), and so is a2av's start where the MPI library runs a2av's
-// progress callback by itself (Open MPI; core/progress_request.hpp): MPI_Start starts the
-// exchange as MPI_Ialltoallv (MPI_Ineighbor_alltoallv) would on the kept arguments, through the
-// same route (the MPI library's nonblocking form where a2av rejects the arguments or the
-// communicator is not set up for a start), and returns. Elsewhere (MPICH), for the _c forms
-// (whether their counts fit a2av's nonblocking exchange each rank knows only of its own), and
-// under A2AV_PRELOAD_PLAN_STARTS=1 (the blocking algorithms' speed, node_aware's across nodes,
-// at the risk below), the start runs the exchange to completion: the first MPI_Start makes a plan
-// (the checks, the agreement, the choice of algorithm and the layout; collective), every MPI_Start
-// runs it, and where a2av rejects the arguments (on every rank alike: the plan agrees) the MPI
-// library's nonblocking form, waited for, runs instead from that start on. A program that starts a
-// persistent exchange there and then waits on point-to-point traffic that a peer sends only
-// after its own start can hang (docs/design.md, "Persistent").
+// Starting is local (Section 7.13), and so is a2av's: MPI_Start starts the exchange as
+// MPI_Ialltoallv (MPI_Ineighbor_alltoallv) would on the kept arguments, through the same route
+// (the MPI library's nonblocking form where a2av rejects the arguments or the communicator is
+// not set up for a start), and returns. Its completion reaches the program's request from the
+// MPI library's progress (Open MPI runs a2av's progress callback in every MPI call) or, under
+// MPICH, whose generalized requests advance only in a test or wait on them, from the program's
+// tests and waits, which waits.cpp and fortran_mpich.cpp take (core/progress_request.hpp). For
+// the _c forms (whether their counts fit a2av's nonblocking exchange each rank knows only of
+// its own) and under A2AV_PRELOAD_PLAN_STARTS=1 (the blocking algorithms' speed, node_aware's
+// across nodes, at the risk below), the start runs the exchange to completion: the first
+// MPI_Start makes a plan (the checks, the agreement, the choice of algorithm and the layout;
+// collective), every MPI_Start runs it, and where a2av rejects the arguments (on every rank
+// alike: the plan agrees) the MPI library's nonblocking form, waited for, runs instead from that
+// start on. A program that starts a persistent exchange there and then waits on point-to-point
+// traffic that a peer sends only after its own start can hang (docs/design.md, "Persistent").
 //
 // The request the program gets is the MPI library's own: a persistent receive from this rank on
 // a private communicator, with a tag of its own among the live requests. MPI_Start starts it
@@ -23,8 +25,8 @@
 // the program's MPI_Wait returns MPI_ERR_TRUNCATE after the exchange's own error has gone to the
 // communicator's error handler. MPI_Wait, MPI_Test and all their kin complete it natively, and
 // only MPI_Start, MPI_Startall and MPI_Request_free need to know the request is a2av's. A
-// request started by a route that bypasses these (a binding calling PMPI_Start) never completes
-// rather than completing with wrong data.
+// request started by a route that bypasses these (a binding calling PMPI_Start), or under MPICH
+// waited for by one (PMPI_Wait), never completes rather than completing with wrong data.
 #include <a2av/a2av.h>
 
 #include "core/environment.hpp"
@@ -190,11 +192,14 @@ void send_done(MPI_Comm comm, int tag, int error) {
 
 // `request` (of tag `tag`) completes with an error: Open MPI frees a request whose wait or test
 // reports one, persistent ones too, and may hand its handle out again, so it is a2av's no more.
-void forget_failing(MPI_Request request, int tag) {
+// (MPICH keeps it.)
+void forget_failing([[maybe_unused]] MPI_Request request, [[maybe_unused]] int tag) {
+#ifdef OPEN_MPI
   const auto found = persistent().find(request);
   if (found == persistent().end() || found->second.tag != tag) return;  // freed and made anew
   persistent().erase(found);
   done_tags().give_back(tag);
+#endif
 }
 
 // The program's request for `p` (see the file comment); A2AV_ERR_ARG, which sends the call to
@@ -230,9 +235,10 @@ int start_local(MPI_Request done, const Persistent& p) {
   return MPI_SUCCESS;
 }
 
-// Whether starts return at once where they can (A2AV_PRELOAD_PLAN_STARTS unset).
+// Whether starts return at once where they can (A2AV_PRELOAD_PLAN_STARTS unset, and the MPI
+// library's progress or its waits reach when_complete).
 bool starts_locally() {
-  static const bool local = !env_flag("A2AV_PRELOAD_PLAN_STARTS") && progress_completes_by_itself();
+  static const bool local = !env_flag("A2AV_PRELOAD_PLAN_STARTS") && when_complete_available();
   return local;
 }
 

@@ -16,6 +16,7 @@
 #define NEIGHBOR_ALLTOALLV_INIT MPIX_Neighbor_alltoallv_init
 #elif MPI_VERSION >= 4
 #define ALLTOALLV_INIT MPI_Alltoallv_init
+#define NEIGHBOR_ALLTOALLV_INIT MPI_Neighbor_alltoallv_init
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +129,9 @@ static void persistent_first(int me, int size) {
 
 #if defined(ALLTOALLV_INIT) && defined(NEIGHBOR_ALLTOALLV_INIT)
 /* Starting is local (MPI 4.1, Section 7.13): two persistent exchanges on one communicator and a
-   neighbourhood one on a ring, started in the chain, completed in the other order than started,
-   twice. Under MPICH the preload's start waits for its exchange (docs/design.md,
-   "Persistent"), so this case is Open MPI's alone. */
+   neighbourhood one on a ring, started in the chain, completed in the other order than started
+   (MPI_Wait, MPI_Waitall, MPI_Test), twice. Under MPICH the exchanges advance only inside the
+   program's waits and tests, which the preload takes (docs/design.md, "Persistent"). */
 static void persistent_start_in_chain(int me, int size) {
   const int periodic = 1;
   const int below = (me - 1 + size) % size, above = (me + 1) % size;
@@ -155,7 +156,14 @@ static void persistent_start_in_chain(int me, int size) {
     pass_token_in(comm, me);
     for (int i = 0; i < 3; ++i) MPI_Start(&requests[i]);
     pass_token_on(comm, me, size);
-    for (int i = 2; i >= 0; --i) MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
+    int done = 0;
+    while (!done) MPI_Test(&requests[2], &done, MPI_STATUS_IGNORE);
+    if (round == 0) {
+      MPI_Wait(&requests[1], MPI_STATUS_IGNORE);
+      MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
+    } else {
+      MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+    }
     check_with(&a, me, size, round * 100, "persistent MPI_Alltoallv started in the chain");
     check_with(&b, me, size, 500 + round * 100, "second persistent MPI_Alltoallv");
     expect(got[0], below * 10 + 1, "persistent MPI_Neighbor_alltoallv", 0);
