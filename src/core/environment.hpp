@@ -138,9 +138,9 @@ inline constexpr std::array kEnvironment{
             .doc = "1: the preload's MPI_Start of a persistent all-to-all runs a plan (a2av's "
                    "blocking algorithms, node_aware across nodes) to completion, which MPI does "
                    "not allow: a program whose rank, after its start, waits for a message that a "
-                   "peer sends only after its own start hangs. 0: under Open MPI the start only "
-                   "starts a2av's nonblocking exchange (direct across nodes); under MPICH it runs "
-                   "the plan either way",
+                   "peer sends only after its own start hangs. 0: the start only starts a2av's "
+                   "nonblocking exchange (direct across nodes), which the MPI library's progress "
+                   "(Open MPI) or the program's waits and tests (MPICH) complete",
             .fallback = 0},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,
