@@ -139,8 +139,9 @@ inline constexpr std::array kEnvironment{
                    "blocking algorithms, node_aware across nodes) to completion, which MPI does "
                    "not allow: a program whose rank, after its start, waits for a message that a "
                    "peer sends only after its own start hangs. 0: the start only starts a2av's "
-                   "nonblocking exchange (direct across nodes), which the MPI library's progress "
-                   "(Open MPI) or the program's waits and tests (MPICH) complete",
+                   "nonblocking exchange (direct across nodes; the _c forms: the MPI library's), "
+                   "which the MPI library's progress (Open MPI) or the program's waits and tests "
+                   "(MPICH) complete",
             .fallback = 0},
     EnvSpec{.name = "A2AV_EMULATE_NODES",
             .type = EnvType::integer,

@@ -8,10 +8,11 @@
 // not set up for a start), and returns. Its completion reaches the program's request from the
 // MPI library's progress (Open MPI runs a2av's progress callback in every MPI call) or, under
 // MPICH, whose generalized requests advance only in a test or wait on them, from the program's
-// tests and waits, which waits.cpp and fortran_mpich.cpp take (core/progress_request.hpp). For
-// the _c forms (whether their counts fit a2av's nonblocking exchange each rank knows only of
-// its own) and under A2AV_PRELOAD_PLAN_STARTS=1 (the blocking algorithms' speed, node_aware's
-// across nodes, at the risk below), the start runs the exchange to completion: the first
+// tests and waits, which waits.cpp and fortran_mpich.cpp take (core/progress_request.hpp). The
+// _c forms start the MPI library's nonblocking form, as the preload's MPI_Ialltoallv_c does
+// (whether their counts fit a2av's nonblocking exchange each rank knows only of its own).
+// Under A2AV_PRELOAD_PLAN_STARTS=1 (the blocking algorithms' speed, node_aware's across nodes,
+// at the risk below), the start runs the exchange to completion: the first
 // MPI_Start makes a plan (the checks, the agreement, the choice of algorithm and the layout;
 // collective), every MPI_Start runs it, and where a2av rejects the arguments (on every rank
 // alike: the plan agrees) the MPI library's nonblocking form, waited for, runs instead from that
@@ -123,11 +124,13 @@ class DeferredPlan {
 };
 
 // How a start that returns at once starts the exchange: as route_start() would the
-// nonblocking entry point `pmpi_name` names.
+// nonblocking entry point `pmpi_name` names; with no `a2av`, as the preload's MPI_Ialltoallv_c
+// does, by the MPI library's always (whether a count fits a2av's nonblocking exchange each
+// rank knows of its own only).
 struct LocalStart {
   const char* pmpi_name;
   MPI_Comm comm;
-  StartFn a2av;    // an A2AV_ code
+  StartFn a2av;    // an A2AV_ code; empty for the large-count forms
   StartFn vendor;  // an MPI code
 };
 
@@ -136,7 +139,7 @@ struct Persistent {
   MPI_Comm comm;
   std::function<int()> run;  // the exchange to completion, an MPI code (its error handler called)
   std::shared_ptr<DeferredPlan> plan;  // an alltoallv's, made before the first run
-  std::optional<LocalStart> local;     // where the start may return at once
+  LocalStart local;                    // where the start returns at once
   int tag = 0;                         // of its done message
 };
 
@@ -221,11 +224,13 @@ int make_request(Persistent p, MPI_Request* request) {
 // Starts the exchange, completing `done` from the progress that completes the exchange;
 // returns at once.
 int start_local(MPI_Request done, const Persistent& p) {
-  const LocalStart& local = *p.local;
+  const LocalStart& local = p.local;
   MPI_Request exchange = MPI_REQUEST_NULL;
-  int rc = route_start(
-      p.started, local.pmpi_name, local.comm, [&] { return local.a2av(&exchange); },
-      [&] { return local.vendor(&exchange); });
+  const auto vendor = [&] { return local.vendor(&exchange); };
+  int rc = local.a2av ? route_start(
+                            p.started, local.pmpi_name, local.comm,
+                            [&] { return local.a2av(&exchange); }, vendor)
+                      : timed(p.started, "large counts:PMPI", vendor);
   if (rc == MPI_SUCCESS) rc = PMPI_Start(&done);
   if (rc != MPI_SUCCESS) return rc;
   when_complete(exchange, [done, comm = p.comm, tag = p.tag](int error) {
@@ -244,7 +249,7 @@ bool starts_locally() {
 
 // Runs the exchange, then completes `done`.
 int start(MPI_Request done, const Persistent& p) {
-  if (p.local && starts_locally()) return start_local(done, p);
+  if (starts_locally()) return start_local(done, p);
   int rc = p.plan ? p.plan->make() : MPI_SUCCESS;
   if (rc == MPI_SUCCESS) rc = timed(p.started, p.plan ? p.plan->route() : nullptr, p.run);
   if (rc != MPI_SUCCESS) return rc;
@@ -253,18 +258,18 @@ int start(MPI_Request done, const Persistent& p) {
   return rc;
 }
 
-// An alltoallv: started locally from the plan's kept arguments where `local_start` (the int
-// forms, whose counts every rank's a2av takes), else run by the plan made at the first start.
+// An alltoallv: started locally from the plan's kept arguments, by a2av's nonblocking exchange
+// where `counts_fit_a2av` (the int forms, whose counts every rank's a2av takes), else by the MPI
+// library's; run by the plan made at the first start under A2AV_PRELOAD_PLAN_STARTS.
 int init_alltoallv(const char* started, const void* sendbuf, Side send, void* recvbuf, Side recv,
                    MPI_Comm comm, const char* vendor_route, const char* vendor_start_name,
-                   StartFn vendor, bool local_start, MPI_Request* request) {
+                   StartFn vendor, bool counts_fit_a2av, MPI_Request* request) {
   auto plan = std::make_shared<DeferredPlan>(sendbuf, std::move(send), recvbuf, std::move(recv),
                                              comm, vendor_route, vendor);
-  std::optional<LocalStart> local;
-  if (local_start)
-    local = LocalStart{vendor_start_name, comm,
-                       [plan](MPI_Request* r) { return plan->start_nonblocking(r); }, vendor};
-  return make_request({started, comm, [plan] { return plan->run(); }, plan, std::move(local)},
+  StartFn a2av;
+  if (counts_fit_a2av) a2av = [plan](MPI_Request* r) { return plan->start_nonblocking(r); };
+  return make_request({started, comm, [plan] { return plan->run(); }, plan,
+                       LocalStart{vendor_start_name, comm, std::move(a2av), std::move(vendor)}},
                       request);
 }
 
