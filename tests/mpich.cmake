@@ -55,6 +55,13 @@ a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3
                         "MPI_Ialltoallv_c calls via large counts:PMPI"
                         "MPI_Alltoallw_c calls via per-peer"
                   COMMAND ${_mpich}/conformance)
+# Persistent starts that run a plan to completion (A2AV_PRELOAD_PLAN_STARTS=1), the large-count
+# forms' included.
+a2av_preload_test(NAME preload_mpich_c_plan_starts ${_mpich_run} RANKS 2
+                  ENV ${_sanitizer_env} A2AV_PRELOAD_PLAN_STARTS=1
+                  MATCH "MPI_Start \\(persistent MPI_Alltoallv\\) calls via shared_memory:"
+                        "MPI_Start \\(persistent MPI_Alltoallv_c\\) calls via shared_memory:"
+                  COMMAND ${_mpich}/conformance)
 # No first-call deadlock under MPICH either, whose nonblocking collectives progress only
 # inside MPI calls (tests/CMakeLists.txt, test_first_call); persistent starts local, advanced
 # by the program's waits and tests.

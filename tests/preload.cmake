@@ -60,7 +60,8 @@ set_tests_properties(conformance_vendor.np3 PROPERTIES TIMEOUT 60 LABELS "mpi;pr
   ENVIRONMENT "${A2AV_TEST_ENV}" PASS_REGULAR_EXPRESSION " No Errors")
 a2av_preload_test(NAME preload_c ${_openmpi_run} RANKS 1 2 3 4 5 8 9
                   MATCH ${_c_entry_points_taken} COMMAND $<TARGET_FILE:conformance>)
-# Persistent starts that run a plan to completion (A2AV_PRELOAD_PLAN_STARTS=1), as under MPICH.
+# Persistent starts that run a plan to completion (A2AV_PRELOAD_PLAN_STARTS=1; MPICH's in
+# tests/mpich.cmake).
 a2av_preload_test(NAME preload_c_plan_starts ${_openmpi_run} RANKS 3 ENV A2AV_PRELOAD_PLAN_STARTS=1
                   MATCH ${_c_entry_points_taken}
                   "MPI_Start \\(persistent MPI_Alltoallv\\) calls via shared_memory:"
