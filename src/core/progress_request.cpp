@@ -95,7 +95,7 @@ void finish(Pending* p) {
 
 // The operations that progress_all() advances, under progress_mutex(): under Open MPI every
 // pending one (its engine runs progress_all in every MPI call), under MPICH those given to
-// when_complete (the preload's waits and tests run it: progress_when_complete). `count`,
+// when_complete (the preload's waits and tests run it: progress_completions). `count`,
 // their number, is read without the lock, so that MPI calls pay none while there are none.
 struct PendingList {
   std::vector<Pending*> operations;
