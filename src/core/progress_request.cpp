@@ -324,14 +324,6 @@ ProgressHold::~ProgressHold() {
 }
 #endif
 
-bool progress_completes_by_itself() {
-#if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
-  return registered();
-#else
-  return false;
-#endif
-}
-
 void when_complete(MPI_Request& request, std::function<void(int error)> then) {
 #if !defined(A2AV_SIMULATION) && (defined(MPICH) || defined(OMPI_MAJOR_VERSION))
   attach(request, std::move(then));
@@ -343,8 +335,10 @@ void when_complete(MPI_Request& request, std::function<void(int error)> then) {
 bool when_complete_available() {
 #if defined(MPICH) && !defined(A2AV_SIMULATION)
   return true;
+#elif defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)
+  return registered();
 #else
-  return progress_completes_by_itself();
+  return false;
 #endif
 }
 

@@ -28,15 +28,12 @@ class Operation {
 // Makes `operation` the request's; the request completes when the operation does.
 MPI_Request start_request(std::unique_ptr<Operation> operation);
 
-// Whether every MPI call's progress advances a2av's operations, whatever request it is about
-// (Open MPI's progress callback); not under MPICH, whose poll function runs only inside a wait
-// on the operation's own request, nor under any other MPI, which has no hook.
-bool progress_completes_by_itself();
-
 // Takes `request` (any MPI request; set to MPI_REQUEST_NULL, the caller no longer waits for
 // it) and calls `then` with its error (MPI_SUCCESS or an MPI code) once it completes: from
-// inside the MPI call whose progress completes it where progress_completes_by_itself(), else
-// (MPICH) from inside progress_completions(). Not under any other MPI, nor in the simulation.
+// inside the MPI call whose progress completes it under Open MPI (its progress callback runs in
+// every MPI call), and under MPICH, whose poll function runs only inside a wait on the
+// operation's own request, from inside progress_completions(). Not under any other MPI, which
+// has no hook, nor in the simulation.
 void when_complete(MPI_Request& request, std::function<void(int error)> then);
 
 // Whether when_complete calls its `then` here (Open MPI with its progress hook found, MPICH).

@@ -22,7 +22,6 @@ namespace {
 // (one datatype per side; counts within int), but whether a call qualifies is known to each
 // rank only, and ranks that chose differently would never meet.
 constexpr const char* kPerPeerTypes = "per-peer datatypes:PMPI";
-constexpr const char* kLargeCounts = "large counts:PMPI";
 
 template <class Pmpi>
 int vendor(const char* function, const char* why, Pmpi pmpi) {

@@ -12,6 +12,9 @@ bool stats_enabled();
 void record(const char* function, const char* route, double seconds);
 void print_stats();
 
+// The route of the large-count forms a2av leaves to the MPI library, in the statistics.
+constexpr const char* kLargeCounts = "large counts:PMPI";
+
 // The MPI error class that stands for an a2av error code.
 int mpi_error_for(int a2av_code);
 // A bad A2AV_ALGORITHM should not pass unnoticed, nor flood the output.
