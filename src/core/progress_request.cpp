@@ -53,23 +53,65 @@ struct Retire {
 };
 
 struct Pending {
-  std::unique_ptr<Operation, Retire> operation;
+  std::unique_ptr<Operation, Retire> operation;  // until it completes (see step)
   MPI_Request request = MPI_REQUEST_NULL;
   std::function<void(int)> then;    // when_complete's, called before the request completes
   bool free_when_complete = false;  // when_complete's request, under MPICH (see attach)
+  int error = MPI_SUCCESS;          // the operation's, once complete
 };
 
+// The MPI library orders a request's completion before its query and free functions, with
+// atomics that ThreadSanitizer does not see (the library is not instrumented): told here.
+#ifdef __SANITIZE_THREAD__
+extern "C" void __tsan_acquire(void* address);
+extern "C" void __tsan_release(void* address);
+void completes(Pending* p) {
+  __tsan_release(p);
+}
+void completed(Pending* p) {
+  __tsan_acquire(p);
+}
+#else
+void completes(Pending*) {}
+void completed(Pending*) {}
+#endif
+
+// Completes the request (which may free `p`).
+void complete(Pending* p) {
+  completes(p);
+  MPI_Grequest_complete(p->request);
+}
+
 int query(void* state, MPI_Status* status) {
+  completed(static_cast<Pending*>(state));
   MPI_Status_set_elements(status, MPI_BYTE, 0);
   MPI_Status_set_cancelled(status, 0);
   status->MPI_SOURCE = MPI_UNDEFINED;
   status->MPI_TAG = MPI_UNDEFINED;
-  return static_cast<Pending*>(state)->operation->error();
+  return static_cast<Pending*>(state)->error;
+}
+
+// Under a ProgressHold: one step of the operation; once it is complete, keeps its error and
+// retires it (kept for a later call or deleted: what it touches, other threads' operations
+// share), before its request completes. So freeing the request touches nothing shared and
+// needs no hold: MPICH frees it inside its global critical section, where waiting for the
+// hold deadlocked against a thread that held it while waiting in an MPI call for that section.
+bool step(Pending* p) {
+  if (p->operation && !p->operation->progress()) return false;
+  if (p->operation) {
+    p->error = p->operation->error();
+    p->operation.reset();
+  }
+  return true;
 }
 
 int free_state(void* state) {
-  const ProgressHold hold;  // a shared-memory exchange leaves its communicator's list
-  delete static_cast<Pending*>(state);
+  std::unique_ptr<Pending> p(static_cast<Pending*>(state));
+  completed(p.get());
+  if (p->operation) {  // freed before it completed (erroneous for a collective)
+    const ProgressHold hold;
+    p.reset();
+  }
   return MPI_SUCCESS;
 }
 
@@ -80,7 +122,7 @@ int cancel(void*, int) {
 // Whether the operation is complete, after one step.
 bool advance(Pending* p) {
   const ProgressHold hold;
-  return p->operation->progress();
+  return step(p);
 }
 
 // Runs the operation to its end and completes the request (which may free `p`). Held step by
@@ -88,7 +130,7 @@ bool advance(Pending* p) {
 void finish(Pending* p) {
   while (!advance(p)) {
   }
-  MPI_Grequest_complete(p->request);
+  complete(p);
 }
 
 #if !defined(A2AV_SIMULATION) && (defined(MPICH) || defined(OMPI_MAJOR_VERSION))
@@ -148,7 +190,7 @@ int progress_all() {
 #endif
   list.completed.clear();
   std::erase_if(list.operations, [&](Pending* p) {
-    if (!p->operation->progress()) return false;
+    if (!step(p)) return false;
     list.completed.push_back(p);
     return true;
   });
@@ -158,10 +200,10 @@ int progress_all() {
 #endif
   list.count.store(list.operations.size(), std::memory_order_relaxed);
   for (Pending* p : list.completed) {
-    if (p->then) p->then(p->operation->error());
+    if (p->then) p->then(p->error);
     MPI_Request request = p->request;
     const bool free_request = p->free_when_complete;
-    MPI_Grequest_complete(request);                // may free p
+    complete(p);                                   // may free p
     if (free_request) MPI_Request_free(&request);  // frees p
   }
   thread.holding = false;
@@ -187,14 +229,27 @@ class Watch : public Operation {
 #ifdef MPICH
 
 // Every live operation, so that when_complete finds one of ours by its request (under MPICH
-// the pending list holds only those given to it). Under a ProgressHold.
-std::vector<Pending*>& live() {
-  static std::vector<Pending*> operations;
-  return operations;
+// the pending list holds only those given to it). Its own lock, held for nothing else: the
+// free function leaves the list inside MPICH's global critical section (see step).
+struct Live {
+  std::mutex mutex;
+  std::vector<Pending*> operations;
+};
+
+Live& live() {
+  static Live list;
+  return list;
+}
+
+std::unique_lock<std::mutex> lock_live() {
+  std::unique_lock lock(live().mutex, std::defer_lock);
+  if (threads_may_race()) lock.lock();
+  return lock;
 }
 
 Pending* pending_of(MPI_Request request) {
-  for (Pending* p : live())
+  const auto lock = lock_live();
+  for (Pending* p : live().operations)
     if (p->request == request) return p;
   return nullptr;
 }
@@ -203,7 +258,7 @@ Pending* pending_of(MPI_Request request) {
 // neither is called once the request is complete, nor once it is freed (when_complete's).
 int poll(void* state, MPI_Status*) {
   auto* p = static_cast<Pending*>(state);
-  if (advance(p)) MPI_Grequest_complete(p->request);
+  if (advance(p)) complete(p);
   return MPI_SUCCESS;
 }
 
@@ -213,16 +268,18 @@ int wait(int count, void** states, double, MPI_Status*) {
 }
 
 int free_live_state(void* state) {
-  const ProgressHold hold;
-  std::erase(live(), static_cast<Pending*>(state));
+  {
+    const auto lock = lock_live();
+    std::erase(live().operations, static_cast<Pending*>(state));
+  }
   return free_state(state);
 }
 
 void start(Pending* p) {
   check_mpi(MPIX_Grequest_start(query, free_live_state, cancel, poll, wait, p, &p->request),
             "MPIX_Grequest_start");
-  const ProgressHold hold;
-  live().push_back(p);
+  const auto lock = lock_live();
+  live().operations.push_back(p);
 }
 
 // Under MPICH the operation leaves its poll function for the pending list.

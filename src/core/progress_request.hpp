@@ -21,7 +21,8 @@ class Operation {
   virtual bool progress() = 0;
   // After completion: MPI_SUCCESS or the MPI error code that MPI_Wait returns.
   virtual int error() const = 0;
-  // Its request is freed: it ends here, or is kept to serve a later call (under a ProgressHold).
+  // It is complete (its request completes next): it ends here, or is kept to serve a later
+  // call (under a ProgressHold).
   virtual void retire() { delete this; }
 };
 
