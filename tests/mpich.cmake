@@ -61,6 +61,9 @@ a2av_preload_test(NAME preload_mpich_c ${_mpich_run} RANKS 1 2 3
                         "MPI_Ialltoallv_c calls via large counts:PMPI"
                         "MPI_Alltoallw_c calls via per-peer"
                   COMMAND ${_mpich}/conformance)
+# Threads through the preload (tests/preload.cmake); at 3 ranks MPICH's busy polling takes 2 s.
+a2av_preload_test(NAME preload_mpich_threads ${_mpich_run} RANKS 1 2 MATCH ${_threads_taken}
+                  COMMAND ${_mpich}/threads)
 # Persistent starts that run a plan to completion (A2AV_PRELOAD_PLAN_STARTS=1), the large-count
 # forms' included.
 a2av_preload_test(NAME preload_mpich_c_plan_starts ${_mpich_run} RANKS 2

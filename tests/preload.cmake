@@ -103,6 +103,18 @@ foreach(algorithm IN ITEMS vendor ${_registered})
     ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
 endforeach()
 
+# Threads (MPI_THREAD_MULTIPLE), each on its own communicator, through the blocking,
+# nonblocking and persistent entry points at once; the statistics count every thread's calls
+# (4 threads x 15 of each kind).
+find_package(Threads REQUIRED)
+add_executable(preload_threads preload/threads.c)
+target_link_libraries(preload_threads PRIVATE MPI::MPI_C Threads::Threads)
+set(_threads_taken "60 MPI_Alltoallv calls via [a-z]" "60 MPI_Alltoall calls via [a-z]"
+    "60 MPI_Ialltoallv calls via nonblocking:[a-z]" "60 MPIX?_Alltoallv_init calls via [a-z]"
+    "120 MPI_Start \\(persistent MPI_Alltoallv\\) calls via [a-z]")
+a2av_preload_test(NAME preload_threads ${_openmpi_run} RANKS 1 2 3 4
+                  MATCH ${_threads_taken} COMMAND $<TARGET_FILE:preload_threads>)
+
 include(CheckLanguage)
 check_language(Fortran)
 if(CMAKE_Fortran_COMPILER)

@@ -5,13 +5,15 @@
 #include "core/check.hpp"
 #include "core/per_thread.hpp"
 
+#include <atomic>
 #include <climits>
 #include <vector>
 
 namespace a2av {
 namespace {
 
-VendorAlltoallv vendor_fn = &MPI_Alltoallv;
+// Set by the preload library from any thread's first call (atomic: others may be reading it).
+std::atomic<VendorAlltoallv> vendor_fn{&MPI_Alltoallv};
 
 bool to_int(const auto* values, int n, int* out) {
   for (int i = 0; i < n; ++i) {
@@ -28,7 +30,7 @@ constexpr int kKeptSize = 1024;
 }  // namespace
 
 void set_vendor_alltoallv(VendorAlltoallv fn) {
-  vendor_fn = fn;
+  vendor_fn.store(fn);
 }
 
 bool vendor_int_arrays(const Call& c, int size, std::vector<int>& out) {
@@ -41,8 +43,8 @@ bool vendor_int_arrays(const Call& c, int size, std::vector<int>& out) {
 void run_vendor_on(const Call& c, const std::vector<int>& ints, MPI_Comm comm) {
   const int* at = ints.data();
   const std::size_t size = ints.size() / 4;
-  check_mpi(vendor_fn(c.sendbuf, at, at + size, c.sendtype, c.recvbuf, at + 2 * size, at + 3 * size,
-                      c.recvtype, comm),
+  check_mpi(vendor_fn.load()(c.sendbuf, at, at + size, c.sendtype, c.recvbuf, at + 2 * size,
+                             at + 3 * size, c.recvtype, comm),
             "MPI_Alltoallv");
 }
 

@@ -36,8 +36,10 @@
 #include "preload/routes.hpp"
 #include "preload/shapes.hpp"
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -143,11 +145,6 @@ struct Persistent {
   int tag = 0;                         // of its done message
 };
 
-std::unordered_map<MPI_Request, Persistent>& persistent() {
-  static std::unordered_map<MPI_Request, Persistent> table;
-  return table;
-}
-
 // Errors of the done messages come back to the program's wait (see the file comment).
 MPI_Comm done_comm() {
   static const MPI_Comm comm = [] {
@@ -180,9 +177,59 @@ class DoneTags {
   int next_ = 0;
 };
 
-DoneTags& done_tags() {
-  static DoneTags tags;
-  return tags;
+// The program's persistent requests that are a2av's, and their done tags, for any thread: one
+// lock, held for a look-up or a change alone, never across an MPI call (a failed exchange's
+// request is forgotten from inside whatever MPI call of any thread completes it). An entry
+// stays where it is (unordered_map's nodes do) until its request is freed, which the program
+// does not do while it starts the request.
+class Registry {
+ public:
+  // The request's entry; null if it is not a2av's. Without a lock while there are none.
+  const Persistent* find(MPI_Request request) {
+    if (count_.load(std::memory_order_acquire) == 0) return nullptr;
+    const std::lock_guard lock(mutex_);
+    const auto found = table_.find(request);
+    return found == table_.end() ? nullptr : &found->second;
+  }
+  // A done tag for a new request; nullopt when every tag is taken.
+  std::optional<int> take_tag() {
+    const std::lock_guard lock(mutex_);
+    return tags_.take();
+  }
+  void give_back(int tag) {
+    const std::lock_guard lock(mutex_);
+    tags_.give_back(tag);
+  }
+  void add(MPI_Request request, Persistent p) {
+    const std::lock_guard lock(mutex_);
+    table_.emplace(request, std::move(p));
+    count_.store(table_.size(), std::memory_order_release);
+  }
+  // Takes the request's entry out (its tag given back where `give_back_tag`), if its tag is
+  // still `tag` (any, if null: the handle may have been freed and made anew); the caller ends
+  // the entry (its plan) outside the lock.
+  std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag,
+                                   bool give_back_tag) {
+    const std::lock_guard lock(mutex_);
+    const auto found = table_.find(request);
+    if (found == table_.end() || (tag && found->second.tag != *tag)) return std::nullopt;
+    std::optional<Persistent> removed(std::move(found->second));
+    table_.erase(found);
+    count_.store(table_.size(), std::memory_order_release);
+    if (give_back_tag) tags_.give_back(removed->tag);
+    return removed;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<MPI_Request, Persistent> table_;
+  DoneTags tags_;
+  std::atomic<std::size_t> count_{0};
+};
+
+Registry& registry() {
+  static Registry kept;
+  return kept;
 }
 
 // Completes the program's request of tag `tag` (started), `error` having gone to `comm`'s error
@@ -198,25 +245,22 @@ void send_done(MPI_Comm comm, int tag, int error) {
 // (MPICH keeps it.)
 void forget_failing([[maybe_unused]] MPI_Request request, [[maybe_unused]] int tag) {
 #ifdef OPEN_MPI
-  const auto found = persistent().find(request);
-  if (found == persistent().end() || found->second.tag != tag) return;  // freed and made anew
-  persistent().erase(found);
-  done_tags().give_back(tag);
+  registry().remove(request, tag, true);
 #endif
 }
 
 // The program's request for `p` (see the file comment); A2AV_ERR_ARG, which sends the call to
 // the MPI library, when every done tag is taken (32768 live requests).
 int make_request(Persistent p, MPI_Request* request) {
-  const std::optional<int> tag = done_tags().take();
+  const std::optional<int> tag = registry().take_tag();
   if (!tag) return A2AV_ERR_ARG;
   MPI_Request done = MPI_REQUEST_NULL;
   if (PMPI_Recv_init(nullptr, 0, MPI_BYTE, kSelf, *tag, done_comm(), &done) != MPI_SUCCESS) {
-    done_tags().give_back(*tag);
+    registry().give_back(*tag);
     return A2AV_ERR_MPI;
   }
   p.tag = *tag;
-  persistent().emplace(done, std::move(p));
+  registry().add(done, std::move(p));
   *request = done;
   return A2AV_SUCCESS;
 }
@@ -475,37 +519,31 @@ int MPI_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcount
 #endif  // MPI_VERSION >= 4
 
 int MPI_Start(MPI_Request* request) {
-  const auto found = request ? persistent().find(*request) : persistent().end();
-  if (found == persistent().end()) return PMPI_Start(request);
-  return start(found->first, found->second);
+  const Persistent* p = request ? registry().find(*request) : nullptr;
+  return p ? start(*request, *p) : PMPI_Start(request);
 }
 
 // The MPI library's requests first: a start that runs its exchange to completion must not
 // keep them waiting.
 int MPI_Startall(int count, MPI_Request requests[]) {
   std::vector<MPI_Request> theirs;
+  std::vector<const Persistent*> ours(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i)
-    if (!persistent().contains(requests[i])) theirs.push_back(requests[i]);
+    if (!(ours[i] = registry().find(requests[i]))) theirs.push_back(requests[i]);
   if (!theirs.empty())
     if (const int rc = PMPI_Startall(static_cast<int>(theirs.size()), theirs.data()); rc) return rc;
-  for (int i = 0; i < count; ++i) {
-    const auto found = persistent().find(requests[i]);
-    if (found == persistent().end()) continue;
-    if (const int rc = start(found->first, found->second); rc != MPI_SUCCESS) return rc;
-  }
+  for (int i = 0; i < count; ++i)
+    if (ours[i])
+      if (const int rc = start(requests[i], *ours[i]); rc != MPI_SUCCESS) return rc;
   return MPI_SUCCESS;
 }
 
 // A request freed while its exchange runs keeps its tag: its done message is still to come.
 int MPI_Request_free(MPI_Request* request) {
-  if (request) {
-    const auto found = persistent().find(*request);
-    if (found != persistent().end()) {
-      int inactive = 0;
-      PMPI_Request_get_status(*request, &inactive, MPI_STATUS_IGNORE);
-      if (inactive) done_tags().give_back(found->second.tag);
-      persistent().erase(found);  // frees the plan or the kept arguments
-    }
+  if (request && registry().find(*request)) {
+    int inactive = 0;
+    PMPI_Request_get_status(*request, &inactive, MPI_STATUS_IGNORE);
+    registry().remove(*request, std::nullopt, inactive);  // frees the plan or the arguments
   }
   return PMPI_Request_free(request);
 }

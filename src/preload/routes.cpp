@@ -5,10 +5,12 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -20,9 +22,15 @@ struct Route {
   double seconds = 0;
 };
 
+// Any thread's calls are counted: under routes_mutex().
 std::map<std::pair<std::string, std::string>, Route>& routes() {
   static std::map<std::pair<std::string, std::string>, Route> table;
   return table;
+}
+
+std::mutex& routes_mutex() {
+  static std::mutex mutex;
+  return mutex;
 }
 
 }  // namespace
@@ -33,6 +41,7 @@ bool stats_enabled() {
 }
 
 void record(const char* function, const char* route, double seconds) {
+  const std::lock_guard lock(routes_mutex());
   Route& r = routes()[{function, route}];
   ++r.calls;
   r.seconds += seconds;
@@ -42,6 +51,7 @@ void print_stats() {
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return;
+  const std::lock_guard lock(routes_mutex());
   for (const auto& [key, r] : routes())
     std::fprintf(stderr, "a2av preload (rank 0): %ld %s calls via %s, %.6f s\n", r.calls,
                  key.first.c_str(), key.second.c_str(), r.seconds);
@@ -62,9 +72,9 @@ int mpi_error_for(int a2av_code) {
 }
 
 void warn_once(const char* message) {
-  static bool warned = false;
-  if (!warned) std::fprintf(stderr, "a2av preload: %s; using the MPI library's own\n", message);
-  warned = true;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    std::fprintf(stderr, "a2av preload: %s; using the MPI library's own\n", message);
 }
 
 bool intracommunicator(MPI_Comm comm) {
@@ -82,7 +92,7 @@ int peers(MPI_Comm comm) {
 }
 
 void use_pmpi_as_vendor() {
-  set_vendor_alltoallv(&PMPI_Alltoallv);
+  [[maybe_unused]] static const bool pointed = (set_vendor_alltoallv(&PMPI_Alltoallv), true);
 }
 
 }  // namespace a2av::preload
