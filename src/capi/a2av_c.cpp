@@ -102,8 +102,8 @@ void hand_out(const a2av::NonblockingStart& started, const char* kind, MPI_Reque
   last().algorithm.assign(kind).append(started.schedule);  // in the string's storage
 }
 
-void start(const a2av::Call& call, MPI_Request* request) {
-  hand_out(a2av::start_ialltoallv(call), "nonblocking:", request);
+void start(const a2av::Call& call, MPI_Request* request, const a2av::IntArrays* ints = nullptr) {
+  hand_out(a2av::start_ialltoallv(call, ints), "nonblocking:", request);
 }
 
 bool beyond_int(const MPI_Count* counts, int n) {
@@ -155,10 +155,11 @@ int A2AV_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdisp
   return guarded([&] {
     const int size = started_size(request, comm);
     Widened& w = a2av::per_thread<Widened>();
+    const a2av::IntArrays ints{sendcounts, sdispls, recvcounts, rdispls};
     start({sendbuf, widen(sendcounts, size, w.sendcounts), widen(sdispls, size, w.sdispls),
            sendtype, recvbuf, widen(recvcounts, size, w.recvcounts),
            widen(rdispls, size, w.rdispls), recvtype, comm},
-          request);
+          request, &ints);
   });
 }
 

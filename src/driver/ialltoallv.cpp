@@ -316,19 +316,26 @@ std::unique_ptr<StagedOperation> make_direct_exchange(const Call& call, const Ty
   return exchange;
 }
 
-// The MPI library's MPI_Ialltoallv behind the request, `call` checked first.
-NonblockingStart start_vendor(const Call& call, int size, const char* name) {
+// The MPI library's MPI_Ialltoallv behind the request (on `ints` where given: see
+// start_ialltoallv), `call` checked first.
+NonblockingStart start_vendor(const Call& call, int size, const char* name, const IntArrays* ints) {
   CheckedCall fresh;
   checked_call(call, size, fresh);
-  return {start_request(std::make_unique<VendorExchange>(call, size)), name, 0};
+  if (!ints) return {start_request(std::make_unique<VendorExchange>(call, size)), name, 0};
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      MPI_Ialltoallv(call.sendbuf, ints->sendcounts, ints->sdispls, call.sendtype, call.recvbuf,
+                     ints->recvcounts, ints->rdispls, call.recvtype, call.comm, &request),
+      "MPI_Ialltoallv");
+  return {request, name, 0};
 }
 
-NonblockingStart start_ialltoallv(const Call& call) {
+NonblockingStart start_ialltoallv(const Call& call, const IntArrays* ints) {
   const CommContext* started = context_for_start(call.comm);
   if (!started)
-    return start_vendor(call, group_size(call.comm), "vendor (communicator not set up)");
+    return start_vendor(call, group_size(call.comm), "vendor (communicator not set up)", ints);
   const CommContext& ctx = *started;
-  if (ctx.is_intercomm) return start_vendor(call, ctx.size, "vendor");
+  if (ctx.is_intercomm) return start_vendor(call, ctx.size, "vendor", ints);
   NonblockingSetup& setup = nonblocking_setup(ctx);
   Made made;
   std::int64_t temp = 0;
