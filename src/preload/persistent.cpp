@@ -178,30 +178,31 @@ class DoneTags {
 };
 
 // The program's persistent requests that are a2av's, and their done tags, for any thread: one
-// lock, held for a look-up or a change alone, never across an MPI call (a failed exchange's
-// request is forgotten from inside whatever MPI call of any thread completes it). An entry
-// stays where it is (unordered_map's nodes do) until its request is freed, which the program
-// does not do while it starts the request.
+// lock, taken under MPI_THREAD_MULTIPLE only (a sixteenth of a 16 B start at P = 2), held for
+// a look-up or a change alone, never across an MPI call (a failed exchange's request is
+// forgotten from inside whatever MPI call of any thread completes it). An entry stays where it
+// is (unordered_map's nodes do) until its request is freed, which the program does not do
+// while it starts the request. Used only after MPI_Init (an init call comes first).
 class Registry {
  public:
   // The request's entry; null if it is not a2av's. Without a lock while there are none.
   const Persistent* find(MPI_Request request) {
     if (count_.load(std::memory_order_acquire) == 0) return nullptr;
-    const std::lock_guard lock(mutex_);
+    const auto lock = locked();
     const auto found = table_.find(request);
     return found == table_.end() ? nullptr : &found->second;
   }
   // A done tag for a new request; nullopt when every tag is taken.
   std::optional<int> take_tag() {
-    const std::lock_guard lock(mutex_);
+    const auto lock = locked();
     return tags_.take();
   }
   void give_back(int tag) {
-    const std::lock_guard lock(mutex_);
+    const auto lock = locked();
     tags_.give_back(tag);
   }
   void add(MPI_Request request, Persistent p) {
-    const std::lock_guard lock(mutex_);
+    const auto lock = locked();
     table_.emplace(request, std::move(p));
     count_.store(table_.size(), std::memory_order_release);
   }
@@ -210,7 +211,7 @@ class Registry {
   // the entry (its plan) outside the lock.
   std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag,
                                    bool give_back_tag) {
-    const std::lock_guard lock(mutex_);
+    const auto lock = locked();
     const auto found = table_.find(request);
     if (found == table_.end() || (tag && found->second.tag != *tag)) return std::nullopt;
     std::optional<Persistent> removed(std::move(found->second));
@@ -221,6 +222,17 @@ class Registry {
   }
 
  private:
+  std::unique_lock<std::mutex> locked() {
+    static const bool threads = [] {
+      int level = MPI_THREAD_SINGLE;
+      PMPI_Query_thread(&level);
+      return level == MPI_THREAD_MULTIPLE;
+    }();
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (threads) lock.lock();
+    return lock;
+  }
+
   std::mutex mutex_;
   std::unordered_map<MPI_Request, Persistent> table_;
   DoneTags tags_;
