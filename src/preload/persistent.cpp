@@ -206,9 +206,9 @@ class Registry {
     table_.emplace(request, std::move(p));
     count_.store(table_.size(), std::memory_order_release);
   }
-  // Takes the request's entry out (its tag given back where `give_back_tag`), if its tag is
-  // still `tag` (any, if null: the handle may have been freed and made anew); the caller ends
-  // the entry (its plan) outside the lock.
+  // Takes the request's entry out (its tag given back where `give_back_tag`); where `tag` is
+  // given, only if the entry still has it (a handle freed and made anew has another). The
+  // entry (its plan) ends in the caller, outside the lock.
   std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag,
                                    bool give_back_tag) {
     const auto lock = locked();
