@@ -40,3 +40,13 @@ foreach(program alltoallv sparse inplace errors)
       FIXTURES_REQUIRED preload_prefix ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;python")
   endforeach()
 endforeach()
+
+# Threads, each on its own communicator, through every call at once (test_threads.py).
+foreach(n 1 3)
+  add_test(NAME python_threads.np${n}
+    COMMAND ${_python_expect} --match " No Errors" --
+            ${MPIEXEC_EXECUTABLE} ${A2AV_MPIEXEC_FLAGS} -n ${n} ${_python_env} ${_python}
+            ${CMAKE_CURRENT_SOURCE_DIR}/python/test_threads.py)
+  set_tests_properties(python_threads.np${n} PROPERTIES TIMEOUT 120
+    FIXTURES_REQUIRED preload_prefix ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;python")
+endforeach()
