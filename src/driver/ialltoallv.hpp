@@ -15,7 +15,7 @@ namespace a2av {
 struct NonblockingStart {
   MPI_Request request = MPI_REQUEST_NULL;
   const char* schedule = "";         // what runs behind the request
-  std::int64_t peak_temp_bytes = 0;  // held until the request is freed
+  std::int64_t peak_temp_bytes = 0;  // held until the exchange completes
 };
 
 // Checks this rank's arguments (throws a2av::Error; nothing is agreed across ranks, as with
