@@ -18,19 +18,6 @@ std::mutex& progress_mutex() {
   return mutex;
 }
 
-// Whether threads may call MPI at the same time (MPI_THREAD_MULTIPLE), and so must take turns
-// through progress_mutex(). Below that one thread calls MPI at a time, and the thread's
-// `holding` flag alone keeps the callback from re-entering itself: the mutex's lock and unlock,
-// several per exchange, took a sixth of a 16 B nonblocking exchange at P = 2.
-bool threads_may_race() {
-  static const bool multiple = [] {
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    return level == MPI_THREAD_MULTIPLE;
-  }();
-  return multiple;
-}
-
 // Per thread, read on every MPI call: per_thread's fast TLS.
 struct ThreadProgress {
   // Whether this thread holds progress_mutex(): MPI calls made under it run the progress
@@ -97,11 +84,10 @@ int query(void* state, MPI_Status* status) {
 // needs no hold: MPICH frees it inside its global critical section, where waiting for the
 // hold deadlocked against a thread that held it while waiting in an MPI call for that section.
 bool step(Pending* p) {
-  if (p->operation && !p->operation->progress()) return false;
-  if (p->operation) {
-    p->error = p->operation->error();
-    p->operation.reset();
-  }
+  if (!p->operation) return true;
+  if (!p->operation->progress()) return false;
+  p->error = p->operation->error();
+  p->operation.reset();
   return true;
 }
 
@@ -241,14 +227,8 @@ Live& live() {
   return list;
 }
 
-std::unique_lock<std::mutex> lock_live() {
-  std::unique_lock lock(live().mutex, std::defer_lock);
-  if (threads_may_race()) lock.lock();
-  return lock;
-}
-
 Pending* pending_of(MPI_Request request) {
-  const auto lock = lock_live();
+  const auto lock = lock_if_threads(live().mutex);
   for (Pending* p : live().operations)
     if (p->request == request) return p;
   return nullptr;
@@ -269,7 +249,7 @@ int wait(int count, void** states, double, MPI_Status*) {
 
 int free_live_state(void* state) {
   {
-    const auto lock = lock_live();
+    const auto lock = lock_if_threads(live().mutex);
     std::erase(live().operations, static_cast<Pending*>(state));
   }
   return free_state(state);
@@ -278,7 +258,7 @@ int free_live_state(void* state) {
 void start(Pending* p) {
   check_mpi(MPIX_Grequest_start(query, free_live_state, cancel, poll, wait, p, &p->request),
             "MPIX_Grequest_start");
-  const auto lock = lock_live();
+  const auto lock = lock_if_threads(live().mutex);
   live().operations.push_back(p);
 }
 
@@ -355,6 +335,24 @@ void start(Pending* p) {
 #endif
 
 }  // namespace
+
+// Below MPI_THREAD_MULTIPLE one thread calls MPI at a time, and the thread's `holding` flag
+// alone keeps the progress callback from re-entering itself: the progress mutex's lock and
+// unlock, several per exchange, took a sixth of a 16 B nonblocking exchange at P = 2.
+bool threads_may_race() {
+  static const bool multiple = [] {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    return level == MPI_THREAD_MULTIPLE;
+  }();
+  return multiple;
+}
+
+std::unique_lock<std::mutex> lock_if_threads(std::mutex& mutex) {
+  std::unique_lock lock(mutex, std::defer_lock);
+  if (threads_may_race()) lock.lock();
+  return lock;
+}
 
 bool progress_loop_yields() {
 #if defined(OMPI_MAJOR_VERSION) && !defined(A2AV_SIMULATION)

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 
 namespace a2av {
 
@@ -51,6 +52,13 @@ void progress_completions();
 // yield when it cannot advance then leaves it to the loop (yielding twice per pass cost a
 // third of a 16 B exchange at P = 4 on 2 cores).
 bool progress_loop_yields();
+
+// Whether threads may call MPI at the same time (MPI_THREAD_MULTIPLE; read once, after
+// MPI_Init), and so must take turns over what they share.
+bool threads_may_race();
+// `mutex` locked where threads may race, else left alone (nothing to pay below
+// MPI_THREAD_MULTIPLE). For a lock held for nothing but the state it guards.
+std::unique_lock<std::mutex> lock_if_threads(std::mutex& mutex);
 
 // Any thread's MPI calls may advance any thread's operations (MPI_THREAD_MULTIPLE; a request
 // may be waited for by another thread than the one that started it), one thread at a time.

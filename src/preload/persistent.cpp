@@ -188,21 +188,21 @@ class Registry {
   // The request's entry; null if it is not a2av's. Without a lock while there are none.
   const Persistent* find(MPI_Request request) {
     if (count_.load(std::memory_order_acquire) == 0) return nullptr;
-    const auto lock = locked();
+    const auto lock = lock_if_threads(mutex_);
     const auto found = table_.find(request);
     return found == table_.end() ? nullptr : &found->second;
   }
   // A done tag for a new request; nullopt when every tag is taken.
   std::optional<int> take_tag() {
-    const auto lock = locked();
+    const auto lock = lock_if_threads(mutex_);
     return tags_.take();
   }
   void give_back(int tag) {
-    const auto lock = locked();
+    const auto lock = lock_if_threads(mutex_);
     tags_.give_back(tag);
   }
   void add(MPI_Request request, Persistent p) {
-    const auto lock = locked();
+    const auto lock = lock_if_threads(mutex_);
     table_.emplace(request, std::move(p));
     count_.store(table_.size(), std::memory_order_release);
   }
@@ -211,7 +211,7 @@ class Registry {
   // entry (its plan) ends in the caller, outside the lock.
   std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag,
                                    bool give_back_tag) {
-    const auto lock = locked();
+    const auto lock = lock_if_threads(mutex_);
     const auto found = table_.find(request);
     if (found == table_.end() || (tag && found->second.tag != *tag)) return std::nullopt;
     std::optional<Persistent> removed(std::move(found->second));
@@ -222,17 +222,6 @@ class Registry {
   }
 
  private:
-  std::unique_lock<std::mutex> locked() {
-    static const bool threads = [] {
-      int level = MPI_THREAD_SINGLE;
-      PMPI_Query_thread(&level);
-      return level == MPI_THREAD_MULTIPLE;
-    }();
-    std::unique_lock lock(mutex_, std::defer_lock);
-    if (threads) lock.lock();
-    return lock;
-  }
-
   std::mutex mutex_;
   std::unordered_map<MPI_Request, Persistent> table_;
   DoneTags tags_;
