@@ -27,16 +27,31 @@ void wait_for_duplicates(const CommContext& context) {
   while (!duplicates_ready(context)) yield_core();
 }
 
+// Once neither the communicator nor a pin refers to it. Nothing started on it is in flight then,
+// so no other thread tests the duplicates' requests: they are waited for here without the
+// progress hold, which under MPICH (whose global critical section surrounds MPI_Comm_free and
+// the delete callback) would wait for a thread waiting for that section.
+void destroy(const CommContext* context) {
+  std::unique_ptr<CommContext> owned(const_cast<CommContext*>(context));
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // a plan outliving MPI: the library has freed the communicators
+  if (!owned->duplicated.load(std::memory_order_acquire))
+    MPI_Waitall(2, owned->duplicating.data(), MPI_STATUSES_IGNORE);
+  for (auto& [q, node] : owned->node_comms) MPI_Comm_free(&node);
+  owned->kept.clear();  // unmaps the segments and cells
+  if (owned->node != MPI_COMM_NULL) MPI_Comm_free(&owned->node);
+  if (owned->nonblocking != MPI_COMM_NULL) MPI_Comm_free(&owned->nonblocking);
+  if (owned->comm != MPI_COMM_NULL) MPI_Comm_free(&owned->comm);
+}
+
+void release(const CommContext* context) {
+  if (context->references.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy(context);
+}
+
 int delete_context(MPI_Comm, int, void* value, void*) {
   contexts_deleted.fetch_add(1, std::memory_order_release);
-  auto* context = static_cast<CommContext*>(value);
-  wait_for_duplicates(*context);  // a nonblocking start's MPI_Comm_idup may be in flight
-  for (auto& [q, node] : context->node_comms) MPI_Comm_free(&node);
-  context->kept.clear();  // unmaps the segments and cells
-  if (context->node != MPI_COMM_NULL) MPI_Comm_free(&context->node);
-  if (context->nonblocking != MPI_COMM_NULL) MPI_Comm_free(&context->nonblocking);
-  if (context->comm != MPI_COMM_NULL) MPI_Comm_free(&context->comm);
-  delete context;
+  release(static_cast<CommContext*>(value));
   return MPI_SUCCESS;
 }
 
@@ -186,6 +201,14 @@ CommContext& context_of(MPI_Comm comm, bool blocking) {
 }
 
 }  // namespace
+
+ContextPin::ContextPin(const CommContext& context) : context_(&context) {
+  context.references.fetch_add(1, std::memory_order_relaxed);
+}
+
+ContextPin::~ContextPin() {
+  if (context_) release(context_);
+}
 
 int emulated_node_size() {
   static const int q = static_cast<int>(*env_integer("A2AV_EMULATE_NODES"));

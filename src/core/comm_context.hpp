@@ -89,6 +89,27 @@ struct CommContext {
   // The segments and cells of node_aware, the sparse shared_memory exchange and the
   // nonblocking shared-memory schedule, each made on its first use.
   KeptState kept;
+  // The communicator's attribute and every ContextPin: the last of them frees the context.
+  mutable std::atomic<int> references{1};
+};
+
+// Keeps a context, and the duplicates its operations use, past its communicator's
+// MPI_Comm_free while what was started on it lives: MPI lets a program free a communicator
+// with operations pending, which then complete normally, and a persistent request or plan
+// still refers to it. Whichever of the attribute's deletion and the last pin comes last frees it.
+class ContextPin {
+ public:
+  ContextPin() = default;
+  explicit ContextPin(const CommContext& context);
+  ContextPin(ContextPin&& other) noexcept : context_(std::exchange(other.context_, nullptr)) {}
+  ContextPin& operator=(ContextPin&& other) noexcept {
+    std::swap(context_, other.context_);
+    return *this;
+  }
+  ~ContextPin();
+
+ private:
+  const CommContext* context_ = nullptr;
 };
 
 // Ranks per node as every rank sees it alike: node_size on nodes of one size numbered

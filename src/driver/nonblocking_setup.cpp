@@ -22,6 +22,8 @@ bool StagedOperation::progress() {
 }
 
 void StagedOperation::retire() {
+  // Released last: a communicator freed meanwhile ends here, with its spares (this one too).
+  const ContextPin pin = std::move(pin_);
   if (complete_ && !failed_ && error() == MPI_SUCCESS && reusable() &&
       temp_bytes() <= NonblockingSetup::kSpareBytes)
     return setup_.keep(this);
@@ -59,6 +61,7 @@ bool NonblockingSetup::cells_refused() const {
 
 void NonblockingSetup::start(StagedOperation& op) {
   const ProgressHold hold;
+  op.pin_ = ContextPin(ctx_);
   waiting_.push_back(&op);
   advance();
 }

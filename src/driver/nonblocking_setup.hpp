@@ -77,6 +77,7 @@ class StagedOperation : public NonblockingOperation {
   void begin_now();  // begin(), a failure noted for MPI_Wait
 
   bool needs_cells_;
+  ContextPin pin_;  // from its start until it retires
   bool begun_ = false;
   bool failed_ = false;
   bool complete_ = false;

@@ -14,6 +14,7 @@ struct Plan::State {
   Call call;
   MemoryTracker memory;  // before `prepared`, which allocates from it
   Prepared prepared;
+  ContextPin pin;  // the plan may outlive its communicator's MPI_Comm_free
 
   State(const Call& user, std::size_t size, std::string_view spec_text, bool validate)
       : sendcounts(copy(user.sendcounts, size)),
@@ -30,7 +31,8 @@ struct Plan::State {
              user.recvtype,
              user.comm,
              user.rejected},  // a rejected call throws here: nothing dangles
-        prepared(prepare_alltoallv(call, spec_text, validate, false, memory)) {}
+        prepared(prepare_alltoallv(call, spec_text, validate, false, memory)),
+        pin(*prepared.ctx) {}
 
   template <class T>
   static std::vector<T> copy(const T* values, std::size_t n) {

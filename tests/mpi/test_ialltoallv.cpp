@@ -51,10 +51,10 @@ struct Exchange {
     vendor_alltoallv(send.data(), l, MPI_BYTE, want.data(), world());
   }
 
-  MPI_Request start() {
+  MPI_Request start(MPI_Comm comm = world()) {
     MPI_Request request = MPI_REQUEST_NULL;
     EXPECT_EQ(A2AV_Ialltoallv(send.data(), isc.data(), isd.data(), MPI_BYTE, got.data(), irc.data(),
-                              ird.data(), MPI_BYTE, world(), &request),
+                              ird.data(), MPI_BYTE, comm, &request),
               A2AV_SUCCESS)
         << A2AV_Last_error_message();
     return request;
@@ -154,6 +154,32 @@ TEST(Ialltoallv, ManyInFlightWaitedInReverse) {
   for (Exchange& ex : exchanges) requests.push_back(ex.start());
   for (int i = 5; i >= 0; --i) EXPECT_EQ(MPI_Wait(&requests[i], MPI_STATUS_IGNORE), MPI_SUCCESS);
   for (const Exchange& ex : exchanges) EXPECT_EQ(ex.got, ex.want) << "on rank " << me;
+}
+
+// MPI_Comm_free with exchanges pending: they complete normally (the standard, MPI_COMM_FREE). The
+// communicator's a2av state outlives the free until the last of them completes, whichever
+// thread's call completes it.
+TEST(Ialltoallv, CommunicatorFreedBeforeTheWait) {
+  const int me = rank_of(world()), size = size_of(world());
+  for (int round = 0; round < 3; ++round) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(world(), &comm);
+    ASSERT_EQ(A2AV_Comm_prepare(comm), A2AV_SUCCESS);
+    std::vector<Exchange> exchanges;
+    for (std::uint64_t seed = 1; seed <= 3; ++seed)
+      exchanges.emplace_back(power_law(size, 3000 * round, seed + round), me, seed);
+    std::vector<MPI_Request> requests;
+    for (Exchange& ex : exchanges) requests.push_back(ex.start(comm));
+    MPI_Comm_free(&comm);
+    if (round == 1) {  // another communicator's calls complete them
+      Exchange other(uniform(size, 100, 5), me, 5);
+      MPI_Request request = other.start();
+      EXPECT_EQ(MPI_Wait(&request, MPI_STATUS_IGNORE), MPI_SUCCESS);
+      EXPECT_EQ(other.got, other.want) << "on rank " << me;
+    }
+    EXPECT_EQ(MPI_Waitall(3, requests.data(), MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (const Exchange& ex : exchanges) EXPECT_EQ(ex.got, ex.want) << "on rank " << me;
+  }
 }
 
 // A window of three exchanges in flight, each rank completing one of its own choosing

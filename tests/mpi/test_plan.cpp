@@ -1,6 +1,6 @@
 // Persistent plans: every algorithm, run several times with changing send contents, each
-// result byte-exact against vendor; in-place and non-contiguous plans; the C API; errors
-// found when the plan is made.
+// result byte-exact against vendor, and after the communicator is freed; in-place and
+// non-contiguous plans; the C API; errors found when the plan is made.
 #include "harness.hpp"
 
 #include <a2av/plan.hpp>
@@ -45,6 +45,25 @@ TEST(Plan, EveryAlgorithmRepeatedWithNewContents) {
       EXPECT_EQ(b.got, b.want) << spec << " round " << round << " on rank " << me;
     }
     EXPECT_FALSE(plan.algorithm().empty());
+  }
+}
+
+// A plan refers to its communicator as a persistent request does: it runs after the
+// communicator's MPI_Comm_free, and the last of the two to go frees a2av's state.
+TEST(Plan, RunsAfterItsCommunicatorIsFreed) {
+  const int me = rank_of(world()), size = size_of(world());
+  for (const auto& spec : specs_for(size)) {
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_dup(world(), &comm);
+    Buffers b(power_law(size, 300, 23), me);
+    Plan plan(b.send.data(), b.l.sendcounts, b.l.sdispls, MPI_INT, b.got.data(), b.l.recvcounts,
+              b.l.rdispls, MPI_INT, comm, {.algorithm = spec});
+    MPI_Comm_free(&comm);
+    for (int round = 0; round < 2; ++round) {
+      b.refill(me, round);
+      plan.run();
+      EXPECT_EQ(b.got, b.want) << spec << " round " << round << " on rank " << me;
+    }
   }
 }
 

@@ -5,7 +5,8 @@
 // algorithm. Every result is checked byte for byte against the
 // pattern each rank can compute for every other, and the A2AV_Last_* queries against what the same
 // thread's call reported through the C++ API just before (the same exchange, its info). Halfway,
-// every thread swaps its communicator for a duplicate and frees the old one while the others run.
+// every thread swaps its communicator for a duplicate and frees the old one, two nonblocking
+// exchanges still pending on it, while the others run.
 // A plain main: failures are printed, and the exit status is non-zero.
 #include <a2av/a2av.h>
 #include <a2av/alltoallv.hpp>
@@ -214,7 +215,9 @@ void run_unknown_algorithm(const Round& r, MPI_Comm comm) {
 // Two nonblocking exchanges of the same blocks in flight at once on this communicator, both
 // waited for together (every thread's MPI calls advance every thread's exchanges). Each start
 // reports its schedule and peak bytes; the two must agree.
-void run_nonblocking(const Round& r, MPI_Comm comm) {
+// `free_before_wait`: frees `comm` with the two exchanges pending, which then complete inside
+// whichever thread's MPI calls advance them.
+void run_nonblocking(const Round& r, MPI_Comm comm, bool free_before_wait = false) {
   const Layout l = layout_for(r);
   const auto ints = [](const auto& values) {
     return std::vector<int>(values.begin(), values.end());
@@ -236,6 +239,7 @@ void run_nonblocking(const Round& r, MPI_Comm comm) {
     algorithm[k] = A2AV_Last_algorithm();
     peak_bytes[k] = A2AV_Last_peak_bytes();
   }
+  if (free_before_wait) MPI_Comm_free(&comm);
   if (MPI_Waitall(2, requests, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
     report(r, "MPI_Waitall on two A2AV_Ialltoallv failed");
   for (const auto& got : recv) check_buffer(r, "A2AV_Ialltoallv", got, expected);
@@ -415,8 +419,9 @@ const T& pick(const std::vector<T>& from, const Round& r) {
   return from[(r.iteration / 6 * 7 + r.thread) % from.size()];
 }
 
-// One thread's exchanges; swaps its communicator for a duplicate halfway, and frees it at the
-// end (both collective on this communicator alone, so safe beside the other threads).
+// One thread's exchanges; swaps its communicator for a duplicate halfway (freeing it between
+// the starts and the wait of a nonblocking round), and frees it at the end (both collective on
+// this communicator alone, so safe beside the other threads).
 void run_thread(int thread, MPI_Comm comm, const Algorithms& algorithms) {
   Round r{thread, 0, 0, 0};
   MPI_Comm_rank(comm, &r.rank);
@@ -425,7 +430,7 @@ void run_thread(int thread, MPI_Comm comm, const Algorithms& algorithms) {
     if (r.iteration == kIterations / 2) {
       MPI_Comm fresh = MPI_COMM_NULL;
       MPI_Comm_dup(comm, &fresh);
-      MPI_Comm_free(&comm);
+      run_nonblocking(r, comm, true);
       comm = fresh;
     }
     if ((r.iteration + thread) % kErrorEvery == kErrorEvery - 1) {
