@@ -3,8 +3,8 @@
 // PMPI_Alltoallv themselves, so the C entry point never sees a Fortran program's exchange.
 // These take the Fortran arguments (handles as MPI_Fint, Open MPI's MPI_IN_PLACE and
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
-// The persistent exchanges need MPI_START, MPI_STARTALL and MPI_REQUEST_FREE as well, which
-// must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made; MPI_INIT,
+// The persistent exchanges need MPI_START, MPI_STARTALL, MPI_REQUEST_FREE and MPI_COMM_FREE as
+// well, which must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls made; MPI_INIT,
 // MPI_INIT_THREAD and every constructor of intracommunicators but MPI_COMM_IDUP go through the C
 // functions so that their communicators are set up as they are made (communicators.cpp).
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
@@ -166,6 +166,13 @@ void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierror) {
   request_free(request, ierror);
 }
 
+// Deferred while persistent requests on the communicator live (persistent.cpp).
+void mpi_comm_free_(MPI_Fint* comm, MPI_Fint* ierror) {
+  MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+  set_ierror(ierror, MPI_Comm_free(&c_comm));
+  *comm = PMPI_Comm_c2f(c_comm);
+}
+
 // So that the statistics are printed for Fortran programs too.
 void mpi_finalize_(MPI_Fint* ierror) {
   set_ierror(ierror, MPI_Finalize());
@@ -321,6 +328,7 @@ A2AV_FORTRAN_NAMES(mpi_graph_create, MPI_GRAPH_CREATE)
 A2AV_FORTRAN_NAMES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT)
 A2AV_FORTRAN_NAMES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE)
 A2AV_FORTRAN_NAMES(mpi_request_free, MPI_REQUEST_FREE)
+A2AV_FORTRAN_NAMES(mpi_comm_free, MPI_COMM_FREE)
 A2AV_FORTRAN_NAMES(mpi_finalize, MPI_FINALIZE)
 
 }  // extern "C"

@@ -25,7 +25,9 @@
 // the preload sends it its message: zero bytes, or one byte where the exchange failed, so that
 // the program's MPI_Wait returns MPI_ERR_TRUNCATE after the exchange's own error has gone to the
 // communicator's error handler. MPI_Wait, MPI_Test and all their kin complete it natively, and
-// only MPI_Start, MPI_Startall and MPI_Request_free need to know the request is a2av's. A
+// only MPI_Start, MPI_Startall and MPI_Request_free need to know the request is a2av's (and
+// MPI_Comm_free: a communicator freed while such requests live is freed after the last, since
+// their starts use its handle, as the MPI library's own requests keep theirs). A
 // request started by a route that bypasses these (a binding calling PMPI_Start), or under MPICH
 // waited for by one (PMPI_Wait), never completes rather than completing with wrong data.
 #include <a2av/a2av.h>
@@ -36,6 +38,7 @@
 #include "preload/routes.hpp"
 #include "preload/shapes.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -208,9 +211,10 @@ class Registry {
   }
   // Takes the request's entry out (its tag given back where `give_back_tag`); where `tag` is
   // given, only if the entry still has it (a handle freed and made anew has another). The
-  // entry (its plan) ends in the caller, outside the lock.
-  std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag,
-                                   bool give_back_tag) {
+  // entry (its plan) ends in the caller, outside the lock. `comm_to_free`: the entry's
+  // communicator, where the program freed it (defer_free) and this was its last request.
+  std::optional<Persistent> remove(MPI_Request request, std::optional<int> tag, bool give_back_tag,
+                                   MPI_Comm* comm_to_free = nullptr) {
     const auto lock = lock_if_threads(mutex_);
     const auto found = table_.find(request);
     if (found == table_.end() || (tag && found->second.tag != *tag)) return std::nullopt;
@@ -218,12 +222,30 @@ class Registry {
     table_.erase(found);
     count_.store(table_.size(), std::memory_order_release);
     if (give_back_tag) tags_.give_back(removed->tag);
+    if (comm_to_free && !used(removed->comm) && std::erase(freed_, removed->comm))
+      *comm_to_free = removed->comm;
     return removed;
+  }
+  // Whether `comm`, which the program frees, has requests here: MPI lets them outlive the
+  // free (they refer to the communicator, as MPI's own persistent requests do), and their
+  // starts use its handle, so the free waits for the last of them.
+  bool defer_free(MPI_Comm comm) {
+    if (count_.load(std::memory_order_acquire) == 0) return false;
+    const auto lock = lock_if_threads(mutex_);
+    if (!used(comm)) return false;
+    freed_.push_back(comm);
+    return true;
   }
 
  private:
+  bool used(MPI_Comm comm) const {
+    return std::any_of(table_.begin(), table_.end(),
+                       [comm](const auto& entry) { return entry.second.comm == comm; });
+  }
+
   std::mutex mutex_;
   std::unordered_map<MPI_Request, Persistent> table_;
+  std::vector<MPI_Comm> freed_;  // by the program, with requests here (defer_free)
   DoneTags tags_;
   std::atomic<std::size_t> count_{0};
 };
@@ -246,7 +268,9 @@ void send_done(MPI_Comm comm, int tag, int error) {
 // (MPICH keeps it.)
 void forget_failing([[maybe_unused]] MPI_Request request, [[maybe_unused]] int tag) {
 #ifdef OPEN_MPI
-  registry().remove(request, tag, true);
+  MPI_Comm comm_to_free = MPI_COMM_NULL;
+  registry().remove(request, tag, true, &comm_to_free);
+  if (comm_to_free != MPI_COMM_NULL) PMPI_Comm_free(&comm_to_free);
 #endif
 }
 
@@ -539,14 +563,26 @@ int MPI_Startall(int count, MPI_Request requests[]) {
   return MPI_SUCCESS;
 }
 
-// A request freed while its exchange runs keeps its tag: its done message is still to come.
+// A request freed while its exchange runs keeps its tag: its done message is still to come,
+// and so does its communicator, if the program freed it: that one is then never freed.
 int MPI_Request_free(MPI_Request* request) {
+  MPI_Comm comm_to_free = MPI_COMM_NULL;
   if (request && registry().find(*request)) {
     int inactive = 0;
     PMPI_Request_get_status(*request, &inactive, MPI_STATUS_IGNORE);
-    registry().remove(*request, std::nullopt, inactive);  // frees the plan or the arguments
+    // Frees the plan or the arguments.
+    registry().remove(*request, std::nullopt, inactive, inactive ? &comm_to_free : nullptr);
   }
-  return PMPI_Request_free(request);
+  const int rc = PMPI_Request_free(request);
+  if (comm_to_free != MPI_COMM_NULL) PMPI_Comm_free(&comm_to_free);
+  return rc;
+}
+
+// Deferred while the program's persistent requests on it live (Registry::defer_free).
+int MPI_Comm_free(MPI_Comm* comm) {
+  if (!comm || !registry().defer_free(*comm)) return PMPI_Comm_free(comm);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
 }
 
 }  // extern "C"

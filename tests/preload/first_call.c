@@ -7,8 +7,9 @@
    checks every value; the last on one from MPI_Comm_idup, which the preload cannot set up as it
    is made, twice around a blocking MPI_Alltoallv on it. Then one MPI_Alltoallv and one
    MPI_Alltoall on MPI_COMM_WORLD, which the preload tests' statistics expect. Rank 0 prints
-   " No Errors" when all passed. An argument (ialltoallv, persistent, persistent_start,
-   ineighbor, idup) runs that case alone. */
+   " No Errors" when all passed. Then exchanges whose communicator is freed before their wait
+   or their starts. An argument (ialltoallv, persistent, persistent_start, ineighbor, idup,
+   freed) runs that case alone. */
 #include <mpi.h>
 #ifdef OPEN_MPI
 #include <mpi-ext.h> /* MPIX_Alltoallv_init */
@@ -128,6 +129,34 @@ static void persistent_first(int me, int size) {
 }
 #endif
 
+/* MPI_Comm_free with an exchange pending, and before a persistent exchange's starts: they complete
+   normally, and the request outlives the communicator (MPI_COMM_FREE in the standard). */
+static void freed_before_use(int me, int size) {
+  MPI_Comm comm;
+  MPI_Request request;
+  struct blocks b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  fill(&b, me, size);
+  MPI_Ialltoallv(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
+                 &request);
+  MPI_Comm_free(&comm);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+  check(&b, me, size, "MPI_Ialltoallv, its communicator freed before the wait");
+#ifdef ALLTOALLV_INIT
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  ALLTOALLV_INIT(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
+                 MPI_INFO_NULL, &request);
+  MPI_Comm_free(&comm);
+  for (int round = 0; round < 2; ++round) {
+    fill(&b, me, size);
+    MPI_Start(&request);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    check(&b, me, size, "persistent MPI_Alltoallv, its communicator freed before the starts");
+  }
+  MPI_Request_free(&request);
+#endif
+}
+
 #if defined(ALLTOALLV_INIT) && defined(NEIGHBOR_ALLTOALLV_INIT)
 /* Starting is local (MPI 4.1, Section 7.13): two persistent exchanges on one communicator and a
    neighbourhood one on a ring (and, where the MPI has it, a large-count MPI_Alltoall_init_c),
@@ -230,6 +259,7 @@ int main(int argc, char** argv) {
 #endif
   if (!only || strcmp(only, "ineighbor") == 0) ineighbor_first(me, size);
   if (!only || strcmp(only, "idup") == 0) idup_first(me, size);
+  if (!only || strcmp(only, "freed") == 0) freed_before_use(me, size);
   if (!only) blocking_on_world(me, size);
   MPI_Allreduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (me == 0 && all_errors == 0) printf(" No Errors\n");
