@@ -5,8 +5,9 @@
 // MPI_BOTTOM sentinels, which are addresses of common blocks) and call the C entry point.
 // The persistent exchanges need MPI_START, MPI_STARTALL, MPI_REQUEST_FREE and MPI_COMM_FREE as
 // well, which must reach persistent.cpp for every request the Fortran MPIX_..._INIT calls
-// made; MPI_INIT, MPI_INIT_THREAD and every constructor of intracommunicators but MPI_COMM_IDUP go through the C
-// functions so that their communicators are set up as they are made (communicators.cpp).
+// made; MPI_INIT, MPI_INIT_THREAD and every constructor of intracommunicators but
+// MPI_COMM_IDUP go through the C functions so that their communicators are set up as they are
+// made (communicators.cpp).
 // MPICH needs almost none of this: its Fortran bindings call MPI_Alltoallv (not PMPI_)
 // already (fortran_mpich.cpp).
 #include "preload/fortran_common.hpp"
