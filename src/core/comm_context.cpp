@@ -32,10 +32,10 @@ void wait_for_duplicates(const CommContext& context) {
 // progress hold, which under MPICH (whose global critical section surrounds MPI_Comm_free and
 // the delete callback) would wait for a thread waiting for that section.
 void destroy(const CommContext* context) {
-  std::unique_ptr<CommContext> owned(const_cast<CommContext*>(context));
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (finalized) return;  // a plan outliving MPI: the library has freed the communicators
+  if (finalized) return;  // a plan outliving MPI: its state would take MPI calls to free
+  std::unique_ptr<CommContext> owned(const_cast<CommContext*>(context));
   if (!owned->duplicated.load(std::memory_order_acquire))
     MPI_Waitall(2, owned->duplicating.data(), MPI_STATUSES_IGNORE);
   for (auto& [q, node] : owned->node_comms) MPI_Comm_free(&node);
