@@ -84,8 +84,8 @@ TEST(Plan, OutlivesMpiFinalize) {
   outliving_recv.assign(2 * size, -1);
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Comm_dup(world(), &comm);
-  plan_outliving_mpi.emplace(outliving_send.data(), counts, displs, MPI_INT,
-                             outliving_recv.data(), counts, displs, MPI_INT, comm);
+  plan_outliving_mpi.emplace(outliving_send.data(), counts, displs, MPI_INT, outliving_recv.data(),
+                             counts, displs, MPI_INT, comm);
   MPI_Comm_free(&comm);
   plan_outliving_mpi->run();
   for (int k = 0; k < 2 * size; ++k) EXPECT_EQ(outliving_recv[k], k / 2);
