@@ -43,7 +43,7 @@ function(installed_consumer name)
   foreach(n 1 2 3 4)
     add_test(NAME installed_${name}.np${n}
       COMMAND ${MPIEXEC_EXECUTABLE} -n ${n} ${A2AV_MPIEXEC_FLAGS} env -u LD_LIBRARY_PATH
-              ${T_PROGRAM})
+              LD_PRELOAD=${A2AV_RUNTIME_FIRST} ${T_PROGRAM})
     set_tests_properties(installed_${name}.np${n} PROPERTIES FIXTURES_REQUIRED installed_${name}
       ENVIRONMENT "${A2AV_TEST_ENV}" TIMEOUT 60 LABELS "mpi;installed"
       PASS_REGULAR_EXPRESSION " No Errors|OK: [0-9]+ ranks exchanged")

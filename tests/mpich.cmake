@@ -17,7 +17,6 @@ add_test(NAME mpich_build
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpich/build.sh ${PROJECT_SOURCE_DIR} ${_mpich}
           ${_mpich_tests} test_threads)
 set_tests_properties(mpich_build PROPERTIES TIMEOUT 900 FIXTURES_SETUP mpich LABELS mpich)
-set(_sanitizer_env ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
 # Beyond the cores MPICH busy-polls, so a launch of 4 holds both cores alone (PROCESSORS 2),
 # and test_exchange keeps there two of its five uniform sizes and two of its six generators
 # (every algorithm on each; the rest took 60 of its 80 s): Open MPI runs the whole sweep.
@@ -30,7 +29,7 @@ foreach(test IN LISTS _mpich_tests)
     add_test(NAME mpich_${test}.np${n}
       COMMAND ${A2AV_MPICH_MPIEXEC} -n ${n} ${_mpich}/build/tests/${test})
     set_tests_properties(mpich_${test}.np${n} PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED mpich
-      ENVIRONMENT "${_sanitizer_env}" LABELS "mpi;mpich")
+      ENVIRONMENT "${A2AV_SANITIZER_ENV}" LABELS "mpi;mpich")
   endforeach()
   set_tests_properties(mpich_${test}.np4 PROPERTIES PROCESSORS 2)
 endforeach()
@@ -41,13 +40,11 @@ set_property(TEST mpich_test_exchange.np4 APPEND PROPERTY ENVIRONMENT
 # 6 busy-polling threads per rank take 48 s at 3 on 2 cores.
 add_test(NAME mpich_test_threads.np2 COMMAND ${A2AV_MPICH_MPIEXEC} -n 2 ${_mpich}/build/tests/test_threads)
 set_tests_properties(mpich_test_threads.np2 PROPERTIES TIMEOUT 300 FIXTURES_REQUIRED mpich
-  ENVIRONMENT "${_sanitizer_env}" LABELS "mpi;mpich" PROCESSORS 2)
+  ENVIRONMENT "${A2AV_SANITIZER_ENV}" LABELS "mpi;mpich" PROCESSORS 2)
 
 # Programs that are not built with the sanitizers load their runtime first, then the preload.
-execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libasan.so
-                OUTPUT_VARIABLE _libasan OUTPUT_STRIP_TRAILING_WHITESPACE)
-set(_mpich_run FIXTURE mpich PRELOAD ${_libasan}:${_mpich}/relocated/lib/liba2av_preload.so
-    MPIEXEC ${A2AV_MPICH_MPIEXEC} ENV ${_sanitizer_env})
+set(_mpich_run FIXTURE mpich PRELOAD ${A2AV_ASAN_RUNTIME}:${_mpich}/relocated/lib/liba2av_preload.so
+    MPIEXEC ${A2AV_MPICH_MPIEXEC} ENV ${A2AV_SANITIZER_ENV})
 # MPICH 4 has the large-count forms (MPI_Alltoallv_c, ...): a2av takes the blocking all-to-all
 # ones and the persistent inits (their starts are MPICH's nonblocking forms, as the nonblocking
 # large-count calls), the rest are counted on their way to MPICH.
@@ -67,7 +64,7 @@ a2av_preload_test(NAME preload_mpich_threads ${_mpich_run} RANKS 1 2 MATCH ${_th
 # Persistent starts that run a plan to completion (A2AV_PRELOAD_PLAN_STARTS=1), the large-count
 # forms' included.
 a2av_preload_test(NAME preload_mpich_c_plan_starts ${_mpich_run} RANKS 2
-                  ENV ${_sanitizer_env} A2AV_PRELOAD_PLAN_STARTS=1
+                  ENV ${A2AV_SANITIZER_ENV} A2AV_PRELOAD_PLAN_STARTS=1
                   MATCH "MPI_Start \\(persistent MPI_Alltoallv\\) calls via shared_memory:"
                         "MPI_Start \\(persistent MPI_Alltoallv_c\\) calls via shared_memory:"
                   COMMAND ${_mpich}/conformance)

@@ -49,7 +49,8 @@ function(a2av_preload_test)
 endfunction()
 
 # Open MPI (this build).
-set(_openmpi_run FIXTURE preload_prefix PRELOAD ${_preload_out}/relocated/lib/liba2av_preload.so
+set(_openmpi_run FIXTURE preload_prefix
+    PRELOAD ${A2AV_RUNTIME_FIRST}${_preload_out}/relocated/lib/liba2av_preload.so
     MPIEXEC ${MPIEXEC_EXECUTABLE} ${A2AV_MPIEXEC_FLAGS})
 add_executable(conformance preload/conformance.c)
 target_link_libraries(conformance PRIVATE MPI::MPI_C)
