@@ -135,10 +135,10 @@ int A2AV_Redist_free(A2AV_Redist* redist);
 
 /* Sets a2av up on `comm` now (its private duplicates and node layout), which otherwise the
    first blocking a2av call on `comm` does. Where MPI_Comm_idup is not used (A2AV_COMM_IDUP=0,
-   Open MPI's default) a nonblocking start on a communicator not set up runs the MPI library's
-   exchange, since a2av's setup would wait for the other ranks: call it after creating a
-   communicator whose first a2av calls may be nonblocking, to have a2av's exchanges from the
-   first (docs/design.md, "Nonblocking starts"); on a Cartesian topology with a periodic
+   Open MPI's default) a nonblocking start on a communicator of several ranks not set up runs
+   the MPI library's exchange, since a2av's setup would wait for the other ranks: call it after
+   creating a communicator whose first a2av calls may be nonblocking, to have a2av's exchanges
+   from the first (docs/design.md, "Nonblocking starts"); on a Cartesian topology with a periodic
    dimension of one or two processes, where the library's neighbourhood exchange pairs blocks
    wrongly, A2AV_Ineighbor_alltoallv's first start sets a2av up and waits for the other
    ranks. The preload library does so for the communicators a program creates. Collective; a

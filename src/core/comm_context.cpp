@@ -193,6 +193,15 @@ CommContext* existing_context(MPI_Comm comm) {
   return context ? &remember(comm, *context) : nullptr;
 }
 
+// Whether `comm` is an intracommunicator of one rank, whose setup waits for nobody.
+bool alone(MPI_Comm comm) {
+  int inter = 0, size = 0;
+  check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+  if (inter) return false;
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  return size == 1;
+}
+
 // The context of `comm`, made (blocking or started) if it has none.
 CommContext& context_of(MPI_Comm comm, bool blocking) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
@@ -231,13 +240,14 @@ const CommContext& started_context(MPI_Comm comm) {
 }
 
 bool setup_waits(MPI_Comm comm) {
-  return comm != MPI_COMM_NULL && !comm_idup() && !existing_context(comm);
+  return comm != MPI_COMM_NULL && !comm_idup() && !existing_context(comm) && !alone(comm);
 }
 
 const CommContext* context_for_start(MPI_Comm comm) {
   if (comm == MPI_COMM_NULL) fail(A2AV_ERR_ARG, "the communicator is MPI_COMM_NULL");
   if (CommContext* context = existing_context(comm)) return context;
-  return comm_idup() ? &context_of(comm, false) : nullptr;
+  if (comm_idup()) return &context_of(comm, false);
+  return alone(comm) ? &context_of(comm, true) : nullptr;
 }
 
 int group_size(MPI_Comm comm) {

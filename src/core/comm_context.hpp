@@ -130,8 +130,9 @@ const CommContext& comm_context(MPI_Comm comm);
 const CommContext& started_context(MPI_Comm comm);
 
 // Whether a nonblocking start on `comm` would wait for the other ranks to set a2av up: it has no
-// context, and A2AV_COMM_IDUP is off (Open MPI's default), so the setup would block. The same on
-// every rank: only collective calls make a context. A start then goes to the MPI library.
+// context, it has other ranks, and A2AV_COMM_IDUP is off (Open MPI's default), so the setup
+// would block. The same on every rank: only collective calls make a context. A start then goes
+// to the MPI library.
 bool setup_waits(MPI_Comm comm);
 
 // started_context's, or null where setup_waits.

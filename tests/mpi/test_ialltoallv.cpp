@@ -158,13 +158,16 @@ TEST(Ialltoallv, ManyInFlightWaitedInReverse) {
 
 // MPI_Comm_free with exchanges pending: they complete normally (the standard, MPI_COMM_FREE). The
 // communicator's a2av state outlives the free until the last of them completes, whichever
-// thread's call completes it.
+// thread's call completes it. The last round starts on a communicator not set up (the MPI
+// library's exchange where a2av's setup would wait; Open MPI 4.1's own hangs at one rank).
 TEST(Ialltoallv, CommunicatorFreedBeforeTheWait) {
   const int me = rank_of(world()), size = size_of(world());
   for (int round = 0; round < 3; ++round) {
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm_dup(world(), &comm);
-    ASSERT_EQ(A2AV_Comm_prepare(comm), A2AV_SUCCESS);
+    if (round < 2) {
+      ASSERT_EQ(A2AV_Comm_prepare(comm), A2AV_SUCCESS);
+    }
     std::vector<Exchange> exchanges;
     for (std::uint64_t seed = 1; seed <= 3; ++seed)
       exchanges.emplace_back(power_law(size, 3000 * round, seed + round), me, seed);
