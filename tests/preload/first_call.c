@@ -108,6 +108,17 @@ static void idup_first(int me, int size) {
 }
 
 #ifdef ALLTOALLV_INIT
+/* Starts the persistent exchange `request` on the blocks twice, checking each result. */
+static void start_twice(MPI_Request* request, struct blocks* b, int me, int size,
+                        const char* test) {
+  for (int round = 0; round < 2; ++round) {
+    fill(b, me, size);
+    MPI_Start(request);
+    MPI_Wait(request, MPI_STATUS_IGNORE);
+    check(b, me, size, test);
+  }
+}
+
 static void persistent_first(int me, int size) {
   MPI_Comm comm;
   MPI_Request request;
@@ -118,12 +129,7 @@ static void persistent_first(int me, int size) {
   ALLTOALLV_INIT(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
                  MPI_INFO_NULL, &request);
   pass_token_on(comm, me, size);
-  for (int round = 0; round < 2; ++round) {
-    MPI_Start(&request);
-    MPI_Wait(&request, MPI_STATUS_IGNORE);
-    check(&b, me, size, "persistent MPI_Alltoallv");
-    fill(&b, me, size);
-  }
+  start_twice(&request, &b, me, size, "persistent MPI_Alltoallv");
   MPI_Request_free(&request);
   MPI_Comm_free(&comm);
 }
@@ -147,12 +153,7 @@ static void freed_before_use(int me, int size) {
   ALLTOALLV_INIT(b.send, b.counts, b.displs, MPI_INT, b.recv, b.counts, b.displs, MPI_INT, comm,
                  MPI_INFO_NULL, &request);
   MPI_Comm_free(&comm);
-  for (int round = 0; round < 2; ++round) {
-    fill(&b, me, size);
-    MPI_Start(&request);
-    MPI_Wait(&request, MPI_STATUS_IGNORE);
-    check(&b, me, size, "persistent MPI_Alltoallv, its communicator freed before the starts");
-  }
+  start_twice(&request, &b, me, size, "persistent MPI_Alltoallv, its communicator freed first");
   MPI_Request_free(&request);
 #endif
 }
