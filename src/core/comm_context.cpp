@@ -51,7 +51,15 @@ void release(const CommContext* context) {
 
 int delete_context(MPI_Comm, int, void* value, void*) {
   contexts_deleted.fetch_add(1, std::memory_order_release);
-  release(static_cast<CommContext*>(value));
+  auto* context = static_cast<CommContext*>(value);
+#ifdef OMPI_MAJOR_VERSION
+  // Open MPI 4.1's MPI_Comm_idup reads its parent until it completes (its progress crashed
+  // where the parent was freed first), so the free waits for a nonblocking start's duplicates;
+  // under the progress hold, as exchanges in flight test them too (no lock of Open MPI's
+  // surrounds this callback, for the hold to invert).
+  wait_for_duplicates(*context);
+#endif
+  release(context);
   return MPI_SUCCESS;
 }
 
