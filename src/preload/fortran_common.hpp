@@ -1,5 +1,5 @@
-// What the Fortran entry points of both MPIs share: IERROR, and the request calls a
-// persistent exchange needs (its request must reach persistent.cpp through the C functions).
+// What the Fortran entry points of both MPIs share: IERROR, and the request and communicator
+// calls a persistent exchange needs (they must reach persistent.cpp through the C functions).
 // Fortran handles are INTEGERs passed by reference (mpi_f08's TYPE(MPI_Request) is one).
 #pragma once
 
@@ -29,6 +29,13 @@ inline void request_free(MPI_Fint* request, MPI_Fint* ierror) {
   MPI_Request c_request = PMPI_Request_f2c(*request);
   set_ierror(ierror, MPI_Request_free(&c_request));
   *request = PMPI_Request_c2f(c_request);
+}
+
+// Deferred while persistent requests on the communicator live (persistent.cpp).
+inline void comm_free(MPI_Fint* comm, MPI_Fint* ierror) {
+  MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
+  set_ierror(ierror, MPI_Comm_free(&c_comm));
+  *comm = PMPI_Comm_c2f(c_comm);
 }
 
 }  // namespace a2av::preload::fortran

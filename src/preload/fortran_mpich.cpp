@@ -1,9 +1,9 @@
 // Fortran callers under MPICH. Its mpif.h, `use mpi` and `use mpi_f08` bindings call the C
 // MPI_Alltoallv, MPI_Alltoall, MPI_Ialltoallv, MPI_Alltoallv_init and MPI_Neighbor_alltoallv
 // (not PMPI_), handles and MPI_IN_PLACE converted, so c_bindings.cpp and persistent.cpp take
-// them as they are. But mpi_f08's MPI_Start, MPI_Startall, MPI_Request_free and MPI_Finalize
-// call PMPI_: taken here, so that a persistent exchange's request reaches persistent.cpp and
-// the statistics are printed for such programs too. So do its waits and tests: taken here to
+// them as they are. But mpi_f08's MPI_Start, MPI_Startall, MPI_Request_free, MPI_Comm_free and
+// MPI_Finalize call PMPI_: taken here, so that a persistent exchange's request (and a freed
+// communicator's) reaches persistent.cpp and the statistics are printed for such programs too. So do its waits and tests: taken here to
 // advance a2av's exchanges as waits.cpp does for C, then MPICH's own (found by dlsym), which
 // convert the arguments. (mpi_f08 handles are one INTEGER passed by reference, its statuses
 // C's; IERROR is optional: absent, the pointer is null; a LOGICAL flag is a C int.)
@@ -60,6 +60,10 @@ void mpi_startall_f08_(const MPI_Fint* count, MPI_Fint* requests, MPI_Fint* ierr
 
 void mpi_request_free_f08_(MPI_Fint* request, MPI_Fint* ierror) {
   request_free(request, ierror);
+}
+
+void mpi_comm_free_f08_(MPI_Fint* comm, MPI_Fint* ierror) {
+  comm_free(comm, ierror);
 }
 
 void mpi_wait_f08_(F* request, void* status, F* ierror) {

@@ -167,11 +167,8 @@ void mpi_request_free_(MPI_Fint* request, MPI_Fint* ierror) {
   request_free(request, ierror);
 }
 
-// Deferred while persistent requests on the communicator live (persistent.cpp).
 void mpi_comm_free_(MPI_Fint* comm, MPI_Fint* ierror) {
-  MPI_Comm c_comm = PMPI_Comm_f2c(*comm);
-  set_ierror(ierror, MPI_Comm_free(&c_comm));
-  *comm = PMPI_Comm_c2f(c_comm);
+  comm_free(comm, ierror);
 }
 
 // So that the statistics are printed for Fortran programs too.
