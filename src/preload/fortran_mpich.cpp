@@ -5,8 +5,9 @@
 // MPI_Finalize call PMPI_: taken here, so that a persistent exchange's request (and a freed
 // communicator's) reaches persistent.cpp and the statistics are printed for such programs too.
 // So do its waits and tests: taken here to advance a2av's exchanges as waits.cpp does for C,
-// then MPICH's own (found by dlsym), which convert the arguments. (mpi_f08 handles are one INTEGER passed by reference, its statuses
-// C's; IERROR is optional: absent, the pointer is null; a LOGICAL flag is a C int.)
+// then MPICH's own (found by dlsym), which convert the arguments. (mpi_f08 handles are one INTEGER
+// passed by reference, its statuses C's; IERROR is optional: absent, the pointer is null; a LOGICAL
+// flag is a C int.)
 #include "core/progress_request.hpp"
 #include "preload/fortran_common.hpp"
 
