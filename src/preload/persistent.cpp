@@ -222,8 +222,11 @@ class Registry {
     table_.erase(found);
     count_.store(table_.size(), std::memory_order_release);
     if (give_back_tag) tags_.give_back(removed->tag);
-    if (comm_to_free && !used(removed->comm) && std::erase(freed_, removed->comm))
+    const auto freed = std::find(freed_.begin(), freed_.end(), removed->comm);
+    if (comm_to_free && freed != freed_.end() && !used(removed->comm)) {
+      freed_.erase(freed);
       *comm_to_free = removed->comm;
+    }
     return removed;
   }
   // Whether `comm`, which the program frees, has requests here: MPI lets them outlive the
