@@ -181,6 +181,12 @@ inline constexpr std::array kEnvironment{
             .doc = "SimGrid builds: bytes/s at which a copy through a node's shared memory is "
                    "charged (scripts/simulate.sh sets the platform's loopback bandwidth); 0: free",
             .fallback = 0},
+    EnvSpec{.name = "A2AV_SIM_POLL_NANOSECONDS",
+            .type = EnvType::integer,
+            .doc = "SimGrid builds: simulated nanoseconds one look at a shared-memory flag costs, "
+                   "1..10^6 (default 100); more: a coarser spin, fewer simulation events",
+            .fallback = 100,
+            .range = {1, 1000000, OutOfRange::clamp, OutOfRange::clamp}},
 };
 
 // The index of `name` in kEnvironment if its type is one of `types` (any, if empty); a throw,

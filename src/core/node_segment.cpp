@@ -206,17 +206,23 @@ namespace {
 double uncharged_copy_seconds = 0;  // per rank: each has its own copy of the program
 }  // namespace
 
+double simulated_poll_seconds() {
+  static const double seconds =
+      1e-9 * static_cast<double>(*env_integer("A2AV_SIM_POLL_NANOSECONDS"));
+  return seconds;
+}
+
 void charge_copy(std::size_t bytes) {
   static const double bandwidth = env_number("A2AV_SIM_COPY_BANDWIDTH");
   if (bandwidth > 0) uncharged_copy_seconds += static_cast<double>(bytes) / bandwidth;
-  if (uncharged_copy_seconds >= kSimulatedPollSeconds) {
+  if (uncharged_copy_seconds >= simulated_poll_seconds()) {
     smpi_execute(uncharged_copy_seconds);
     uncharged_copy_seconds = 0;
   }
 }
 
 void simulated_poll() {
-  smpi_execute(kSimulatedPollSeconds + uncharged_copy_seconds);
+  smpi_execute(simulated_poll_seconds() + uncharged_copy_seconds);
   uncharged_copy_seconds = 0;
 }
 #endif

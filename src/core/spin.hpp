@@ -16,7 +16,8 @@
 namespace a2av {
 
 #ifdef A2AV_SIMULATION
-inline constexpr double kSimulatedPollSeconds = 1e-7;
+// Simulated time of one look at a flag (A2AV_SIM_POLL_NANOSECONDS): what a spin loop's turn costs.
+double simulated_poll_seconds();
 
 // Simulated time for copies through shared memory (core/node_segment.cpp), charged in lumps
 // of at least a poll's: one simulated execution for a walk over many small blocks, not one
