@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Cases we did not write: MPICH's own test suite's all-to-all tests (test/mpi/coll: alltoall*,
-# icalltoall* on intercommunicators, neighb_alltoall*, ring_neighbor_alltoall, the persistent
-# p_alltoall* and p_neighb_alltoall* where the MPI has MPI-4's names), built from an MPICH source
+# Cases we did not write: MPICH's own test suite's all-to-all tests, built from an MPICH source
 # tree the caller supplies (not shipped by Debian, nor in this repository) against one MPI, and
-# run at the rank counts and arguments of MPICH's testlist, once plainly and once under the
-# preload library; each run must print MPICH's " No Errors". Prints PASS/FAIL per run and, for
-# the preload runs, where A2AV_PRELOAD_STATS says rank 0's calls went. Exit 1 if a test passes
-# plainly and fails under the preload. Not part of the default tests (it needs MPICH's sources).
+# run at the rank counts and arguments of MPICH's testlists, once plainly and once under the
+# preload library; each run must print MPICH's " No Errors". The tests: test/mpi/coll's
+# alltoall*, icalltoall* (intercommunicators), neighb_alltoall*, ring_neighbor_alltoall and the
+# persistent p_alltoall* and p_neighb_alltoall* where the MPI has MPI-4's names; errors/coll's
+# noalias2 and noalias3 (aliased send and receive buffers must fail) and alltoalllength; the
+# Fortran ones that call all-to-all (f77/coll, `include 'mpif.h'`; f08/coll, `use mpi_f08`).
+# Prints PASS/FAIL per run and, for the preload runs, where A2AV_PRELOAD_STATS says rank 0's
+# calls went. Exit 1 if a test passes plainly and fails under the preload. Not part of the
+# default tests (it needs MPICH's sources).
 #
 #   bash scripts/mpich_testsuite.sh --source DIR --preload LIB [--mpi openmpi|mpich] [--out DIR]
 #     --source DIR   an MPICH checkout or release tree (DIR/test/mpi/coll/testlist.in)
 #     --preload LIB  liba2av_preload.so built against that MPI (an installed one, ideally)
-#     --mpi M        openmpi (mpicc, mpiexec; default) or mpich (mpicc.mpich, mpiexec.mpich)
+#     --mpi M        openmpi (mpicc, mpifort, mpiexec; default) or mpich (mpicc.mpich, ...)
 #     --out DIR      where the test programs are built (default: a temporary folder)
 set -euo pipefail
 mpi=openmpi source="" preload="" out=""
@@ -33,9 +36,9 @@ out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 renames=()
 if [[ $mpi == mpich ]]; then
-  cc=mpicc.mpich launch=(mpiexec.mpich) preloading=(-genv LD_PRELOAD "$preload" -genv A2AV_PRELOAD_STATS 1)
+  cc=mpicc.mpich fc=mpifort.mpich launch=(mpiexec.mpich) preloading=(-genv LD_PRELOAD "$preload" -genv A2AV_PRELOAD_STATS 1)
 else
-  cc=mpicc launch=(mpiexec --oversubscribe) preloading=(-x LD_PRELOAD="$preload" -x A2AV_PRELOAD_STATS=1)
+  cc=mpicc fc=mpifort launch=(mpiexec --oversubscribe) preloading=(-x LD_PRELOAD="$preload" -x A2AV_PRELOAD_STATS=1)
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   # Open MPI 4.1 has the persistent collectives as MPIX_ (mpi-ext.h), same arguments.
   renames=(-include mpi.h -include mpi-ext.h)
@@ -58,13 +61,21 @@ cat >"$out/mpitestconf.h" <<'EOF'
 EOF
 : >"$out/mtest_mpix.h"
 
-# Builds test $1; programs with their own main() skip MTest's driver. TEST_NEIGHB_COLL turns
-# the neighbourhood tests on (MPICH's tree defines it for MPICH only).
+# Builds test $1 of folder $2 (coll, errors/coll, f77/coll, f08/coll); C programs with their
+# own main() skip MTest's driver. TEST_NEIGHB_COLL turns the neighbourhood tests on (MPICH's
+# tree defines it for MPICH only).
 build() {
-  local name=$1 util=("$tests/util/mtest.c" "$tests/util/mtest_common.c" "$tests/util/mtest_single.c")
-  grep -q "^int main" "$tests/coll/$name.c" || util+=("$tests/util/run_mpitests.c")
-  $cc -w -DTEST_NEIGHB_COLL "${renames[@]}" -I"$out" -I"$tests/include" "$tests/coll/$name.c" \
-    "${util[@]}" -o "$out/$name" >/dev/null 2>&1
+  local name=$1 dir=$2 util=("$tests/util/mtest.c" "$tests/util/mtest_common.c" "$tests/util/mtest_single.c")
+  case $dir in
+    f77/*) $fc -w -fallow-argument-mismatch "$tests/$dir/$name.f" "$tests/util/mtest_f77.f" \
+             -o "$out/$name" >/dev/null 2>&1 ;;
+    f08/*) $fc -w "$tests/util/mtest_f08.f90" "$tests/$dir/$name.f90" -J "$out" \
+             -o "$out/$name" >/dev/null 2>&1 ;;
+    *)
+      grep -q "^int main" "$tests/$dir/$name.c" || util+=("$tests/util/run_mpitests.c")
+      $cc -w -DTEST_NEIGHB_COLL "${renames[@]}" -I"$out" -I"$tests/include" "$tests/$dir/$name.c" \
+        "${util[@]}" -o "$out/$name" >/dev/null 2>&1 ;;
+  esac
 }
 
 # Runs test $1 on $2 ranks with argument $3 (may be empty), plainly or under the preload ($4).
@@ -81,16 +92,26 @@ run() {
   fi
 }
 
+# "folder name ranks [arg=...]" for every test run, from MPICH's testlists.
+selected() {
+  local c_coll='^(alltoall|icalltoall|neighb_alltoall|ring_neighbor_alltoall|p_alltoall|p_neighb_alltoall)'
+  local fortran='^(alltoall|nonblocking|vw_inplace|split_type)'
+  grep -E "$c_coll" "$tests/coll/testlist.in" | sed 's|^|coll |'
+  sed 's/^@coll_error@//' "$tests/errors/coll/testlist.in" | grep -E '^(noalias[23]|alltoalllength) ' |
+    sed 's|^|errors/coll |'
+  grep -E "$fortran" "$tests/f77/coll/testlist" | sed 's|^|f77/coll |'
+  grep -E "$fortran" "$tests/f08/coll/testlist" | sed 's|^|f08/coll |'
+}
+
 status=0
-pattern='^(alltoall|icalltoall|neighb_alltoall|ring_neighbor_alltoall|p_alltoall|p_neighb_alltoall)'
-while read -r name ranks rest; do
-  [[ -x $out/$name ]] || build "$name" || { echo "$name: does not build against $mpi"; continue; }
+while read -r dir name ranks rest; do
+  [[ -x $out/$name ]] || build "$name" "$dir" || { echo "$dir/$name: does not build against $mpi"; continue; }
   arg=""
   [[ $rest == arg=* ]] && arg=${rest#arg=}
   plain=$(run "$name" "$ranks" "$arg" no)
   preloaded=$(run "$name" "$ranks" "$arg" yes)
-  echo "$name -n $ranks $arg: $mpi ${plain%%$'\n'*}, preload ${preloaded%%$'\n'*}"
+  echo "$dir/$name -n $ranks $arg: $mpi ${plain%%$'\n'*}, preload ${preloaded%%$'\n'*}"
   grep -v "^PASS\|^FAIL" <<<"$preloaded" || true
   [[ $plain == PASS* && $preloaded != PASS* ]] && status=1
-done < <(grep -E "$pattern" "$tests/coll/testlist.in")
+done < <(selected)
 exit $status

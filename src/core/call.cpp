@@ -32,9 +32,32 @@ Side recv_side(const Call& c) {
   return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
 }
 
-// Checks one side and fills its type facts and block bytes.
-int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
-               std::string& message, TypeInfo& type, std::vector<std::int64_t>& bytes) {
+// The bytes a block touches, [begin, end), relative to its buffer.
+struct Span {
+  std::int64_t begin, end;
+  int peer;
+};
+// Kept between calls on each thread: no allocation per call.
+A2AV_THREAD_LOCAL std::vector<Span> receive_spans;
+A2AV_THREAD_LOCAL std::vector<Span> send_spans;
+
+void sort_by_begin(std::vector<Span>& spans) {
+  const auto by_begin = [](const Span& a, const Span& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(spans.begin(), spans.end(), by_begin))  // usually in rank order already
+    std::sort(spans.begin(), spans.end(), by_begin);
+}
+
+// What check_side learns of a side beyond its block bytes.
+struct SideFacts {
+  TypeInfo type;
+  std::int64_t lowest = INT64_MAX, highest = INT64_MIN;  // the blocks' hull, buffer-relative
+};
+
+// Checks one side and fills its type facts and block bytes; `spans`, where given, gets the
+// blocks' byte ranges (contiguous types only: blocks of others may interleave without
+// sharing a byte, and a span test would reject valid strided layouts).
+int check_side(const Side& side, const char* name, int comm_size, std::string& message,
+               SideFacts& facts, std::vector<std::int64_t>& bytes, std::vector<Span>* spans) {
   if (side.type == MPI_DATATYPE_NULL) {
     message = fmt::format("the {} datatype is MPI_DATATYPE_NULL", name);
     return A2AV_ERR_DATATYPE;
@@ -43,18 +66,11 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
     message = fmt::format("the {} counts or displacements array is null", name);
     return A2AV_ERR_ARG;
   }
-  type = type_info(side.type);
+  const TypeInfo& type = facts.type = type_info(side.type);
   bytes.assign(comm_size, 0);
+  if (spans) spans->clear();
+  if (!type.contiguous) spans = nullptr;
   bool has_data = false;
-  struct Span {
-    std::int64_t begin, end;
-    int peer;
-  };
-  // Blocks of a non-contiguous type may interleave without sharing a byte; only contiguous
-  // receive blocks are checked (a span test would reject valid strided layouts).
-  const bool check_overlap = is_recv && type.contiguous;
-  A2AV_THREAD_LOCAL std::vector<Span> spans;  // kept between calls: no allocation per call
-  spans.clear();
   for (int peer = 0; peer < comm_size; ++peer) {
     const std::int64_t count = side.counts[peer];
     if (count < 0) {
@@ -75,20 +91,58 @@ int check_side(const Side& side, const char* name, int comm_size, bool is_recv,
           name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
     }
-    if (check_overlap) spans.push_back({start, end, peer});
+    facts.lowest = std::min(facts.lowest, start);
+    facts.highest = std::max(facts.highest, end);
+    if (spans) spans->push_back({start, end, peer});
   }
   if (has_data && type.lacks(side.buf)) {
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
     return A2AV_ERR_ARG;
   }
-  if (spans.size() < 2) return A2AV_SUCCESS;
-  const auto by_begin = [](auto& a, auto& b) { return a.begin < b.begin; };
-  if (!std::is_sorted(spans.begin(), spans.end(), by_begin))  // usually in rank order already
-    std::sort(spans.begin(), spans.end(), by_begin);
-  for (std::size_t i = 1; i < spans.size(); ++i) {
-    if (spans[i].begin < spans[i - 1].end) {
-      message = fmt::format("receive blocks for ranks {} and {} overlap", spans[i - 1].peer,
-                            spans[i].peer);
+  return A2AV_SUCCESS;
+}
+
+// Receive blocks must not share bytes (MPI's receive buffer is written once per byte).
+int check_receive_blocks_apart(std::string& message) {
+  if (receive_spans.size() < 2) return A2AV_SUCCESS;
+  sort_by_begin(receive_spans);
+  for (std::size_t i = 1; i < receive_spans.size(); ++i) {
+    if (receive_spans[i].begin < receive_spans[i - 1].end) {
+      message = fmt::format("receive blocks for ranks {} and {} overlap", receive_spans[i - 1].peer,
+                            receive_spans[i].peer);
+      return A2AV_ERR_ARG;
+    }
+  }
+  return A2AV_SUCCESS;
+}
+
+// MPI forbids a send buffer that shares bytes with the receive buffer (MPI 4.1, Section 2.5.2,
+// "aliasing"); MPICH refuses sendbuf == recvbuf, Open MPI's algorithms then read bytes
+// already overwritten. Here the bytes decide: a send block that shares one with a receive
+// block is an error, blocks side by side in one allocation are not. Only where both types are
+// contiguous (their blocks are then exactly their spans); the hulls rule out the usual case, two
+// buffers apart, at no cost.
+int check_sides_apart(const Call& call, const SideFacts& send, const SideFacts& recv,
+                      std::string& message) {
+  if (!send.type.contiguous || !recv.type.contiguous || send.lowest > send.highest ||
+      recv.lowest > recv.highest)
+    return A2AV_SUCCESS;
+  // Addresses as integers: the two buffers may be distinct allocations.
+  const auto from = reinterpret_cast<std::intptr_t>(call.sendbuf);
+  const auto to = reinterpret_cast<std::intptr_t>(call.recvbuf);
+  if (from + send.highest <= to + recv.lowest || to + recv.highest <= from + send.lowest)
+    return A2AV_SUCCESS;
+  sort_by_begin(send_spans);             // receive_spans are sorted already
+  const std::int64_t shift = from - to;  // send offsets in the receive buffer's frame
+  std::size_t r = 0;
+  for (const Span& s : send_spans) {
+    while (r < receive_spans.size() && receive_spans[r].end <= s.begin + shift) ++r;
+    if (r < receive_spans.size() && receive_spans[r].begin < s.end + shift) {
+      message = fmt::format(
+          "the send and receive buffers overlap (the send block for rank {} and the receive "
+          "block from rank {} share bytes); for an exchange in place pass MPI_IN_PLACE as the "
+          "send buffer",
+          s.peer, receive_spans[r].peer);
       return A2AV_ERR_ARG;
     }
   }
@@ -224,16 +278,21 @@ void check_call(const Call& call, int comm_size, CheckedCall& c) {
     c.message = "the receive buffer cannot be MPI_IN_PLACE";
     return;
   }
-  c.code =
-      check_side(recv_side(call), "receive", comm_size, true, c.message, c.recv_type, c.recv_bytes);
-  if (c.code) return;
+  SideFacts recv, send;
+  c.code = check_side(recv_side(call), "receive", comm_size, c.message, recv, c.recv_bytes,
+                      &receive_spans);
+  if (c.code || (c.code = check_receive_blocks_apart(c.message))) return;
+  c.recv_type = recv.type;
   if (call.in_place()) {
     c.send_type = c.recv_type;
     c.send_bytes = c.recv_bytes;
     return;
   }
   c.code =
-      check_side(send_side(call), "send", comm_size, false, c.message, c.send_type, c.send_bytes);
+      check_side(send_side(call), "send", comm_size, c.message, send, c.send_bytes, &send_spans);
+  if (c.code) return;
+  c.send_type = send.type;
+  c.code = check_sides_apart(call, send, recv, c.message);
 }
 
 void NormalizedCall::assign(const Call& call, const CheckedCall& checked, MemoryTracker& memory) {

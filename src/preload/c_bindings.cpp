@@ -25,7 +25,7 @@ constexpr const char* kPerPeerTypes = "per-peer datatypes:PMPI";
 
 template <class Pmpi>
 int vendor(const char* function, const char* why, Pmpi pmpi) {
-  return timed(function, why, pmpi);
+  return timed(function, why, pmpi, Record::all);
 }
 
 #if MPI_VERSION >= 4

@@ -302,7 +302,7 @@ int start_local(MPI_Request done, const Persistent& p) {
   int rc = local.a2av ? route_start(
                             p.started, local.pmpi_name, local.comm,
                             [&] { return local.a2av(&exchange); }, vendor)
-                      : timed(p.started, kLargeCounts, vendor);
+                      : timed(p.started, kLargeCounts, vendor, Record::all);
   if (rc == MPI_SUCCESS) rc = PMPI_Start(&done);
   if (rc != MPI_SUCCESS) return rc;
   when_complete(exchange, [done, comm = p.comm, tag = p.tag](int error) {
@@ -539,10 +539,13 @@ int MPI_Neighbor_alltoallv_init_c(const void* sendbuf, const MPI_Count sendcount
                                   const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                   MPI_Request* request) {
-  return timed("MPI_Neighbor_alltoallv_init_c", kLargeCounts, [&] {
-    return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                          recvcounts, rdispls, recvtype, comm, info, request);
-  });
+  return timed(
+      "MPI_Neighbor_alltoallv_init_c", kLargeCounts,
+      [&] {
+        return PMPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                              recvcounts, rdispls, recvtype, comm, info, request);
+      },
+      Record::all);
 }
 #endif  // MPI_VERSION >= 4
 

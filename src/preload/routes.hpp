@@ -14,6 +14,9 @@ void print_stats();
 
 // The route of the large-count forms a2av leaves to the MPI library, in the statistics.
 constexpr const char* kLargeCounts = "large counts:PMPI";
+// A call a2av took and failed with an error the ranks agreed on (counts that disagree, memory),
+// reported to the communicator's error handler.
+constexpr const char* kFailedInA2av = "a2av, failed:error handler";
 
 // The MPI error class that stands for an a2av error code.
 int mpi_error_for(int a2av_code);
@@ -23,14 +26,20 @@ bool intracommunicator(MPI_Comm comm);
 // a2av's own "vendor" algorithm must call the MPI library, never come back to the preload.
 void use_pmpi_as_vendor();
 
+// Which calls timed() records: a2av's only where they succeed (one that fails goes on to the
+// MPI library or the error handler), the MPI library's whatever they return (a program's
+// erroneous call is still a call, and the statistics say where it went).
+enum class Record { successes, all };
+
 // Runs `body` (returning an MPI code), recording its time under `route_or_null`, or under
 // A2AV_Last_algorithm() when null.
 template <class Body>
-int timed(const char* function, const char* route_or_null, Body body) {
+int timed(const char* function, const char* route_or_null, Body body,
+          Record which = Record::successes) {
   const bool stats = stats_enabled();
   const double start = stats ? PMPI_Wtime() : 0;
   const int rc = body();
-  if (stats && rc == MPI_SUCCESS)
+  if (stats && (rc == MPI_SUCCESS || which == Record::all))
     record(function, route_or_null ? route_or_null : A2AV_Last_algorithm(), PMPI_Wtime() - start);
   return rc;
 }
@@ -46,12 +55,21 @@ template <class A2av, class Pmpi>
 int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi,
           const char* a2av_route = nullptr) {
   use_pmpi_as_vendor();
-  if (!intracommunicator(comm)) return timed(function, "intercommunicator:PMPI", pmpi);
-  const int rc = timed(function, a2av_route, a2av);
-  if (rc == A2AV_SUCCESS) return MPI_SUCCESS;
+  if (!intracommunicator(comm)) return timed(function, "intercommunicator:PMPI", pmpi, Record::all);
+  const bool stats = stats_enabled();
+  const double start = stats ? PMPI_Wtime() : 0;
+  const int rc = a2av();
+  const auto note = [&](const char* route) {
+    if (stats) record(function, route, PMPI_Wtime() - start);
+  };
+  if (rc == A2AV_SUCCESS) {
+    note(a2av_route ? a2av_route : A2AV_Last_algorithm());
+    return MPI_SUCCESS;
+  }
   if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
   if (rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM)
-    return timed(function, pmpi_name, pmpi);
+    return timed(function, pmpi_name, pmpi, Record::all);
+  note(kFailedInA2av);
   MPI_Comm_call_errhandler(comm, mpi_error_for(rc));
   return mpi_error_for(rc);
 }
@@ -65,7 +83,8 @@ bool ready_for_start(MPI_Comm comm);
 // (ready_for_start), until a blocking a2av call on it has set it up.
 template <class A2av, class Pmpi>
 int route_start(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av, Pmpi pmpi) {
-  if (!ready_for_start(comm)) return timed(function, "communicator not set up:PMPI", pmpi);
+  if (!ready_for_start(comm))
+    return timed(function, "communicator not set up:PMPI", pmpi, Record::all);
   return route(function, pmpi_name, comm, a2av, pmpi);
 }
 

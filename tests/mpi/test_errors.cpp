@@ -246,6 +246,47 @@ TEST(Errors, OverlappingReceiveBlocks) {
   c.expect_untouched_after_error_of(0, "spread_out");
 }
 
+// MPI forbids send and receive buffers that share bytes (MPICH refuses them; Open MPI's own
+// algorithms read bytes already overwritten): one rank passing its receive buffer as its send
+// buffer fails every rank, under every algorithm, with nothing moved on that rank.
+TEST(Errors, AliasedSendAndReceiveBuffersOnOneRankFailEverywhere) {
+  for (const auto& name : algorithms()) {
+    const std::string spec = agreeing(name);
+    Case c;
+    const bool aliasing = c.me == 0;
+    const int code = c.run(spec, aliasing ? c.recv.data() : c.send.data());
+    if (aliasing) {
+      EXPECT_NE(std::string(A2AV_Last_error_message()).find("MPI_IN_PLACE"), std::string::npos)
+          << A2AV_Last_error_message();
+    }
+    EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG) << spec;
+    c.expect_untouched_after_error_of(0, spec);
+  }
+}
+
+TEST(Errors, SendAndReceiveBlocksSharingOneByteFail) {
+  Case c;
+  // The receive blocks start one int before the end of the send blocks, in one allocation.
+  std::vector<int> one(2 * c.n * c.size, 7);
+  const int code = c.run("spread_out", one.data(), one.data() + c.n * c.size - 1);
+  EXPECT_EQ(Case::agreed(code), A2AV_ERR_ARG);
+  EXPECT_EQ(one, std::vector<int>(2 * c.n * c.size, 7));
+}
+
+// One allocation holding the send blocks and, apart from them, the receive blocks is valid.
+TEST(Errors, SendAndReceiveBlocksApartInOneBufferAreExchanged) {
+  for (const auto& spec : algorithms()) {
+    Case c;
+    std::vector<int> one(2 * c.n * c.size);
+    for (int i = 0; i < c.n * c.size; ++i) one[i] = 1000 * c.me + i;  // block p: to rank p
+    for (int p = 0; p < c.size; ++p) c.rd[p] = c.n * (c.size + p);    // the second half
+    ASSERT_EQ(Case::agreed(c.run(spec, one.data(), one.data())), A2AV_SUCCESS) << spec;
+    for (int p = 0; p < c.size; ++p)
+      for (int k = 0; k < c.n; ++k)
+        EXPECT_EQ(one[c.n * (c.size + p) + k], 1000 * p + c.n * c.me + k) << spec << " from " << p;
+  }
+}
+
 TEST(Errors, DisplacementOverflow) {
   Case c;
   MPI_Datatype big;

@@ -327,6 +327,10 @@ TEST(Ialltoallv, LocalErrorsLeaveTheRequestNull) {
   EXPECT_EQ(A2AV_Ialltoallv(send.data(), counts.data(), displs.data(), MPI_DATATYPE_NULL,
                             recv.data(), counts.data(), displs.data(), MPI_INT, world(), &request),
             A2AV_ERR_DATATYPE);
+  EXPECT_EQ(A2AV_Ialltoallv(recv.data(), counts.data(), displs.data(), MPI_INT, recv.data(),
+                            counts.data(), displs.data(), MPI_INT, world(), &request),
+            A2AV_ERR_ARG);  // send and receive buffers aliased
+  EXPECT_EQ(request, MPI_REQUEST_NULL);
 }
 
 }  // namespace
