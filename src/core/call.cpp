@@ -32,20 +32,9 @@ Side recv_side(const Call& c) {
   return {c.recvbuf, c.recvcounts, c.rdispls, c.recvtype};
 }
 
-// The bytes a block touches, [begin, end), relative to its buffer.
-struct Span {
-  std::int64_t begin, end;
-  int peer;
-};
 // Kept between calls on each thread: no allocation per call.
-A2AV_THREAD_LOCAL std::vector<Span> receive_spans;
-A2AV_THREAD_LOCAL std::vector<Span> send_spans;
-
-void sort_by_begin(std::vector<Span>& spans) {
-  const auto by_begin = [](const Span& a, const Span& b) { return a.begin < b.begin; };
-  if (!std::is_sorted(spans.begin(), spans.end(), by_begin))  // usually in rank order already
-    std::sort(spans.begin(), spans.end(), by_begin);
-}
+A2AV_THREAD_LOCAL std::vector<ByteSpan> receive_spans;
+A2AV_THREAD_LOCAL std::vector<ByteSpan> send_spans;
 
 // What check_side learns of a side beyond its block bytes.
 struct SideFacts {
@@ -57,7 +46,7 @@ struct SideFacts {
 // blocks' byte ranges (contiguous types only: blocks of others may interleave without
 // sharing a byte, and a span test would reject valid strided layouts).
 int check_side(const Side& side, const char* name, int comm_size, std::string& message,
-               SideFacts& facts, std::vector<std::int64_t>& bytes, std::vector<Span>* spans) {
+               SideFacts& facts, std::vector<std::int64_t>& bytes, std::vector<ByteSpan>* spans) {
   if (side.type == MPI_DATATYPE_NULL) {
     message = fmt::format("the {} datatype is MPI_DATATYPE_NULL", name);
     return A2AV_ERR_DATATYPE;
@@ -116,12 +105,9 @@ int check_receive_blocks_apart(std::string& message) {
   return A2AV_SUCCESS;
 }
 
-// MPI forbids a send buffer that shares bytes with the receive buffer (MPI 4.1, Section 2.5.2,
-// "aliasing"); MPICH refuses sendbuf == recvbuf, Open MPI's algorithms then read bytes
-// already overwritten. Here the bytes decide: a send block that shares one with a receive
-// block is an error, blocks side by side in one allocation are not. Only where both types are
-// contiguous (their blocks are then exactly their spans); the hulls rule out the usual case, two
-// buffers apart, at no cost.
+// A send buffer that shares bytes with the receive buffer (aliased_message). Only where both
+// types are contiguous (their blocks are then exactly their spans); the hulls rule out the
+// usual case, two buffers apart, at no cost.
 int check_sides_apart(const Call& call, const SideFacts& send, const SideFacts& recv,
                       std::string& message) {
   if (!send.type.contiguous || !recv.type.contiguous || send.lowest > send.highest ||
@@ -132,21 +118,11 @@ int check_sides_apart(const Call& call, const SideFacts& send, const SideFacts& 
   const auto to = reinterpret_cast<std::intptr_t>(call.recvbuf);
   if (from + send.highest <= to + recv.lowest || to + recv.highest <= from + send.lowest)
     return A2AV_SUCCESS;
-  sort_by_begin(send_spans);             // receive_spans are sorted already
-  const std::int64_t shift = from - to;  // send offsets in the receive buffer's frame
-  std::size_t r = 0;
-  for (const Span& s : send_spans) {
-    while (r < receive_spans.size() && receive_spans[r].end <= s.begin + shift) ++r;
-    if (r < receive_spans.size() && receive_spans[r].begin < s.end + shift) {
-      message = fmt::format(
-          "the send and receive buffers overlap (the send block for rank {} and the receive "
-          "block from rank {} share bytes); for an exchange in place pass MPI_IN_PLACE as the "
-          "send buffer",
-          s.peer, receive_spans[r].peer);
-      return A2AV_ERR_ARG;
-    }
-  }
-  return A2AV_SUCCESS;
+  sort_by_begin(send_spans);  // receive_spans are sorted already
+  const auto shared = first_shared_byte(send_spans, call.sendbuf, receive_spans, call.recvbuf);
+  if (!shared) return A2AV_SUCCESS;
+  message = aliased_message(shared->first, shared->second);
+  return A2AV_ERR_ARG;
 }
 
 // Each block where it lies in the user's buffer (contiguous types).
@@ -247,6 +223,35 @@ void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
 }
 
 }  // namespace
+
+void sort_by_begin(std::vector<ByteSpan>& spans) {
+  const auto by_begin = [](const ByteSpan& a, const ByteSpan& b) { return a.begin < b.begin; };
+  if (!std::is_sorted(spans.begin(), spans.end(), by_begin))  // usually in rank order already
+    std::sort(spans.begin(), spans.end(), by_begin);
+}
+
+std::optional<std::pair<int, int>> first_shared_byte(const std::vector<ByteSpan>& sends,
+                                                     const void* send_base,
+                                                     const std::vector<ByteSpan>& receives,
+                                                     const void* recv_base) {
+  // Send offsets in the receive buffer's frame; addresses as integers (two allocations).
+  const std::int64_t shift =
+      reinterpret_cast<std::intptr_t>(send_base) - reinterpret_cast<std::intptr_t>(recv_base);
+  std::size_t r = 0;
+  for (const ByteSpan& s : sends) {
+    while (r < receives.size() && receives[r].end <= s.begin + shift) ++r;
+    if (r < receives.size() && receives[r].begin < s.end + shift)
+      return std::pair(s.peer, receives[r].peer);
+  }
+  return std::nullopt;
+}
+
+std::string aliased_message(int send_peer, int recv_peer) {
+  return fmt::format(
+      "the send and receive buffers overlap (the send block for rank {} and the receive block "
+      "from rank {} share bytes); for an exchange in place pass MPI_IN_PLACE as the send buffer",
+      send_peer, recv_peer);
+}
 
 ByteBlocks packed_blocks(std::vector<std::int64_t> bytes, TempBuffer& storage) {
   ByteBlocks blocks;

@@ -8,8 +8,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace a2av {
@@ -58,6 +60,25 @@ struct ByteBlocks {
 
   std::byte* at(int peer) const { return base + offset[peer]; }
 };
+
+// The bytes a block touches, [begin, end), relative to its buffer, and its peer.
+struct ByteSpan {
+  std::int64_t begin, end;
+  int peer;
+};
+// Sorts by begin (at no cost where already in order, the usual case).
+void sort_by_begin(std::vector<ByteSpan>& spans);
+// MPI forbids a send buffer that shares bytes with the receive buffer (MPI 4.1, Section 2.5.2,
+// "aliasing"): MPICH refuses sendbuf == recvbuf, Open MPI's algorithms read bytes already
+// overwritten. Here the bytes decide: blocks side by side in one allocation are valid. The first
+// (send peer, receive peer) whose blocks, `sends` in the buffer at `send_base` and `receives` at
+// `recv_base`, each sorted by begin, share a byte.
+std::optional<std::pair<int, int>> first_shared_byte(const std::vector<ByteSpan>& sends,
+                                                     const void* send_base,
+                                                     const std::vector<ByteSpan>& receives,
+                                                     const void* recv_base);
+// The error message for such a pair.
+std::string aliased_message(int send_peer, int recv_peer);
 
 // Blocks of the given sizes back to back in `storage` (grown to fit).
 ByteBlocks packed_blocks(std::vector<std::int64_t> bytes, TempBuffer& storage);

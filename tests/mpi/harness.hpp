@@ -75,7 +75,11 @@ inline constexpr unsigned char kPoison = 0xA5;
 // The bound on requests in flight a spec runs under: its in_flight=N, else
 // A2AV_MAX_IN_FLIGHT, else the default.
 int in_flight_bound(const std::string& spec);
+// Where the buffers passed point: at their starts, or at their ends (negative displacements,
+// which MPI allows).
+enum class Bases { at_starts, at_ends };
 std::int64_t expect_same_as_vendor(const std::string& spec, const Matrix& counts, MPI_Comm comm,
-                                   std::uint64_t seed, int elem_bytes = 1);
+                                   std::uint64_t seed, int elem_bytes = 1,
+                                   Bases bases = Bases::at_starts);
 
 }  // namespace a2av::test

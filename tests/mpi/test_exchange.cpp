@@ -152,6 +152,15 @@ TEST_P(Distributions, AllAlgorithmsMatchVendor) {
 INSTANTIATE_TEST_SUITE_P(Generators, Distributions,
                          testing::Range(0, static_cast<int>(generators().size())));
 
+// Buffers passed at their ends, every displacement negative: MPI allows it, and every
+// algorithm must read and write the same bytes as the vendor.
+TEST(NegativeDisplacements, AllAlgorithmsMatchVendor) {
+  const int size = size_of(world());
+  const Matrix counts = uniform(size, 300, 41);
+  for (const auto& spec : specs_for(size))
+    expect_same_as_vendor(spec, counts, world(), 41, 4, Bases::at_ends);
+}
+
 TEST(Elements, WiderElementsMatchVendor) {
   for (int elem : {4, 16, 48}) {
     SCOPED_TRACE(elem);

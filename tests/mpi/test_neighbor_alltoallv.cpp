@@ -244,6 +244,16 @@ TEST(NeighborAlltoallv, Errors) {
                                       ex.recv.data(), ex.rc.data(), ex.rd.data(), MPI_INT, cart),
               A2AV_ERR_ARG);
   }
+  {  // the send buffer as receive buffer, on every rank (the error is each rank's own; every
+     // rank has a block of data to send, which lands on itself)
+    Exchange ex(me, 2, pairs);
+    std::vector<int> one = ex.send;
+    EXPECT_EQ(A2AV_Neighbor_alltoallv(one.data(), ex.sc.data(), ex.sd.data(), MPI_INT, one.data(),
+                                      ex.sc.data(), ex.sd.data(), MPI_INT, cart),
+              A2AV_ERR_ARG);
+    EXPECT_NE(std::string(A2AV_Last_error_message()).find("overlap"), std::string::npos);
+    EXPECT_EQ(one, ex.send);
+  }
   {  // every rank expects one element more than arrives: each gets the counts error
     Exchange ex(me, 2, pairs);
     ex.rc = {ex.rc[0] + 1, ex.rc[1] + 1};
