@@ -23,10 +23,14 @@ mpich=--cfg=smpi/coll-selector:mpich
 # default injects 100 us per failed test, growing. (The platforms have set both since the
 # nodes_* runs; the runs before them ran with SMPI's defaults for MPI_Test.)
 polling="--cfg=smpi/test:1e-7 --cfg=smpi/grow-injected-times:no"
+# A coarser simulated spin (docs/scale.md, "A coarser spin"): each look at a shared-memory flag
+# (A2AV_SIM_POLL_NANOSECONDS, the runs' sixth field), MPI_Test and MPI_Iprobe cost 1 or 10 us.
+poll1us="--cfg=smpi/test:1e-6 --cfg=smpi/iprobe:1e-6 --cfg=smpi/grow-injected-times:no"
+poll10us="--cfg=smpi/test:1e-5 --cfg=smpi/iprobe:1e-5 --cfg=smpi/grow-injected-times:no"
 # Open MPI's basic_linear (its selector's choice for 128 <= P < 256 and from P = 1024 on) at
 # other P, to check SMPI's lower bound on it that docs/scale.md uses at P = 1024.
 linear="--cfg=smpi/alltoallv:ompi_basic_linear"
-# NAME | platform | ranks | SimGrid options | a2av bench arguments. polaris_p64 was run before
+# NAME | platform | ranks | SimGrid options | a2av bench arguments [| environment]. polaris_p64 was run before
 # tuna agreed on errors in band (commit cd68582); polaris_p64_inband is the same sweep after.
 # The vendor's O(P^2) concurrent messages are what the simulator pays for (docs/scale.md):
 # at P = 1024 the MPICH selector's (32 messages in flight per rank) at one size without
@@ -80,6 +84,9 @@ tuna_p4096_probe|polaris|4096|$ompi|--specs tuna:radix=2 --sizes 16
 hier_p4096_probe|polaris|4096|$ompi|--specs tuna_coalesced;tuna_staggered --sizes 16
 ompi_p1024_probe|polaris|1024|$ompi|--specs node_aware;tuna_coalesced;tuna:radix=2;MPI_Alltoallv --sizes 16 --warmup 0
 radix_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=4;tuna:radix=8 --sizes 16,256
+poll1us_p1024_1k_probe|polaris|1024|$ompi $poll1us|--specs auto --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=1000
+poll10us_p1024_1k_probe|polaris|1024|$ompi $poll10us|--specs auto --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=10000
+bound_p4096_1k_probe|polaris|4096|$ompi $poll10us|--specs auto;tuna:radix=64,in_flight=2147483647 --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=10000
 linear_p128_probe|polaris|128|$ompi|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
 linear_p256_probe|polaris|256|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
 linear_p512_probe|polaris|512|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16 --warmup 0
@@ -87,7 +94,7 @@ RUNS
 )
 
 run_one() {
-  local name="$1" platform="$2" ranks="$3" cfg="$4" args="$5"
+  local name="$1" platform="$2" ranks="$3" cfg="$4" args="$5" environment="${6:-}"
   [[ -s "$out/$name.txt" ]] && return 0
   echo "scale_sweep: $name"
   local program="" extra=(--iterations 1 --json "$out/$name.json")
@@ -96,15 +103,15 @@ run_one() {
   [[ $name == ablation* ]] && program=bench/tuna_ablation extra=()
   [[ $name == *_probe ]] && program=bench/scale_probe extra=(--json "$out/$name.json")
   # shellcheck disable=SC2086  # the argument lists are word lists
-  A2AV_SIM_CFG="$cfg" A2AV_SIM_PROGRAM="$program" bash "$root/scripts/simulate.sh" \
+  env $environment A2AV_SIM_CFG="$cfg" A2AV_SIM_PROGRAM="$program" bash "$root/scripts/simulate.sh" \
     "$platform" "$ranks" $args "${extra[@]}" >"$out/$name.txt" 2>"$out/$name.log" ||
     echo "scale_sweep: $name failed (see $out/$name.log)"
 }
 
 wanted=("$@")
-while IFS='|' read -r name platform ranks cfg args; do
+while IFS='|' read -r name platform ranks cfg args environment; do
   if [[ ${#wanted[@]} -gt 0 && ! " ${wanted[*]} " =~ " $name " ]]; then continue; fi
   while [[ $(jobs -rp | wc -l) -ge 2 ]]; do wait -n; done
-  run_one "$name" "$platform" "$ranks" "$cfg" "$args" &
+  run_one "$name" "$platform" "$ranks" "$cfg" "$args" "$environment" &
 done <<<"$runs"
 wait
