@@ -105,9 +105,9 @@ int check_receive_blocks_apart(std::string& message) {
   return A2AV_SUCCESS;
 }
 
-// A send buffer that shares bytes with the receive buffer (aliased_message). Only where both
-// types are contiguous (their blocks are then exactly their spans); the hulls rule out the
-// usual case, two buffers apart, at no cost.
+// Refuses send blocks that share bytes with receive blocks (first_shared_byte, call.hpp). Only
+// where both types are contiguous (their blocks are then exactly their spans); the hulls rule
+// out the usual case, two buffers apart, at no cost.
 int check_sides_apart(const Call& call, const SideFacts& send, const SideFacts& recv,
                       std::string& message) {
   if (!send.type.contiguous || !recv.type.contiguous || send.lowest > send.highest ||
