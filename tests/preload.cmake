@@ -104,6 +104,23 @@ foreach(algorithm IN ITEMS vendor ${_registered})
     ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
 endforeach()
 
+# Erroneous programs (tests/preload/erroneous.c): counts that disagree fail on every rank in
+# a2av; aliased buffers go to the MPI library. Under the preload only (Open MPI alone hangs on
+# the first), with expectations of their own: here calls do go to PMPI_.
+add_executable(preload_erroneous preload/erroneous.c)
+target_link_libraries(preload_erroneous PRIVATE MPI::MPI_C)
+foreach(n 2 3 4)
+  add_test(NAME preload_erroneous.np${n}
+    COMMAND ${Python3_EXECUTABLE} ${_tool_dir}/expect.py --timeout 100 --match " No Errors"
+            --match "1 MPI_Alltoall calls via a2av, failed:error handler"
+            --match "1 MPI_Alltoallv calls via PMPI_Alltoallv"
+            -- ${MPIEXEC_EXECUTABLE} ${A2AV_MPIEXEC_FLAGS} -n ${n} env -u LD_LIBRARY_PATH
+            LD_PRELOAD=${A2AV_RUNTIME_FIRST}${_preload_out}/relocated/lib/liba2av_preload.so
+            A2AV_PRELOAD_STATS=1 $<TARGET_FILE:preload_erroneous>)
+  set_tests_properties(preload_erroneous.np${n} PROPERTIES TIMEOUT 120
+    FIXTURES_REQUIRED preload_prefix ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;preload")
+endforeach()
+
 # Threads (MPI_THREAD_MULTIPLE), each on its own communicator, through the blocking,
 # nonblocking and persistent entry points at once; the statistics count every thread's calls
 # (4 threads x 15 of each kind).
