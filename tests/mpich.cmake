@@ -77,6 +77,18 @@ a2av_preload_test(NAME preload_mpich_first_call ${_mpich_run} RANKS 2 3
                         "MPI_Start \\(persistent MPI_Alltoallv\\) calls via nonblocking:[a-z]"
                         "MPI_Start \\(persistent MPI_Alltoall_c\\) calls via large counts:PMPI"
                   COMMAND ${_mpich}/first_call)
+# Erroneous programs (tests/preload.cmake): under MPICH the aliased call gets MPICH's error.
+foreach(n 2 3)
+  add_test(NAME preload_mpich_erroneous.np${n}
+    COMMAND ${Python3_EXECUTABLE} ${_tool_dir}/expect.py --timeout 100 --match " No Errors"
+            --match "1 MPI_Alltoall calls via a2av, failed:error handler"
+            --match "1 MPI_Alltoallv calls via PMPI_Alltoallv"
+            -- ${A2AV_MPICH_MPIEXEC} -n ${n} env -u LD_LIBRARY_PATH
+            LD_PRELOAD=${A2AV_ASAN_RUNTIME}:${_mpich}/relocated/lib/liba2av_preload.so
+            A2AV_PRELOAD_STATS=1 ${A2AV_SANITIZER_ENV} ${_mpich}/erroneous)
+  set_tests_properties(preload_mpich_erroneous.np${n} PROPERTIES TIMEOUT 120
+    FIXTURES_REQUIRED mpich ENVIRONMENT "${A2AV_TEST_ENV}" LABELS "mpi;mpich;preload")
+endforeach()
 foreach(variant MPIFH USE_MPI USE_MPI_F08)
   string(TOLOWER "${variant}" name)
   a2av_preload_test(NAME preload_mpich_fortran_${name} ${_mpich_run} RANKS 1 4

@@ -20,6 +20,7 @@ cmake --install "$out/build" --component library --prefix "$out/prefix" >/dev/nu
 mv "$out/prefix" "$out/relocated"
 mpicc.mpich -o "$out/conformance" "$src/tests/preload/conformance.c"
 mpicc.mpich -o "$out/first_call" "$src/tests/preload/first_call.c"
+mpicc.mpich -o "$out/erroneous" "$src/tests/preload/erroneous.c"
 mpicc.mpich -o "$out/threads" "$src/tests/preload/threads.c" -lpthread
 for variant in MPIFH USE_MPI USE_MPI_F08; do
   mpifort.mpich -fallow-argument-mismatch -w -D$variant -o "$out/fortran_$variant" \
