@@ -70,9 +70,10 @@ struct ByteSpan {
 void sort_by_begin(std::vector<ByteSpan>& spans);
 // MPI forbids a send buffer that shares bytes with the receive buffer (an OUT argument "cannot
 // be aliased with any other argument": MPI-3.1 and later, Section 2.3, Procedure Specification):
-// MPICH refuses sendbuf == recvbuf, Open MPI's algorithms read bytes already overwritten. Here the bytes decide: blocks side by side in one allocation are valid. The first
-// (send peer, receive peer) whose blocks, `sends` in the buffer at `send_base` and `receives` at
-// `recv_base`, each sorted by begin, share a byte.
+// MPICH refuses sendbuf == recvbuf, Open MPI's algorithms read bytes already overwritten. Here the
+// bytes decide: blocks side by side in one allocation are valid. The first (send peer, receive
+// peer) whose blocks, `sends` in the buffer at `send_base` and `receives` at `recv_base`, each
+// sorted by begin, share a byte.
 std::optional<std::pair<int, int>> first_shared_byte(const std::vector<ByteSpan>& sends,
                                                      const void* send_base,
                                                      const std::vector<ByteSpan>& receives,
