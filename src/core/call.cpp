@@ -68,21 +68,17 @@ int check_side(const Side& side, const char* name, int comm_size, std::string& m
     }
     if (count == 0 || type.size == 0) continue;
     has_data = true;
-    std::int64_t start = 0, span = 0, end = 0;  // [start, end): the bytes the block touches
-    if (!multiply(side.displs[peer], type.extent, start) ||
-        __builtin_add_overflow(start, type.true_lb, &start) ||
-        !multiply(count - 1, type.extent, span) ||
-        __builtin_add_overflow(span, type.true_extent, &span) ||
-        !multiply(count, type.size, bytes[peer]) || __builtin_add_overflow(start, span, &end)) {
+    const std::optional<ByteSpan> block = block_span(count, side.displs[peer], type, peer);
+    if (!block || !multiply(count, type.size, bytes[peer])) {
       message = fmt::format(
           "{} block for rank {} overflows 64-bit byte offsets "
           "(count {}, displacement {})",
           name, peer, count, side.displs[peer]);
       return A2AV_ERR_ARG;
     }
-    facts.lowest = std::min(facts.lowest, start);
-    facts.highest = std::max(facts.highest, end);
-    if (spans) spans->push_back({start, end, peer});
+    facts.lowest = std::min(facts.lowest, block->begin);
+    facts.highest = std::max(facts.highest, block->end);
+    if (spans) spans->push_back(*block);
   }
   if (has_data && type.lacks(side.buf)) {
     message = fmt::format("the {} buffer is null but the {} counts are not all zero", name, name);
@@ -223,6 +219,17 @@ void unpack_side(const ByteBlocks& in, const Side& side, const TypeInfo& type) {
 }
 
 }  // namespace
+
+std::optional<ByteSpan> block_span(std::int64_t count, std::int64_t displ, const TypeInfo& type,
+                                   int peer) {
+  std::int64_t begin = 0, span = 0, end = 0;
+  if (!multiply(displ, type.extent, begin) || __builtin_add_overflow(begin, type.true_lb, &begin) ||
+      !multiply(count - 1, type.extent, span) ||
+      __builtin_add_overflow(span, type.true_extent, &span) ||
+      __builtin_add_overflow(begin, span, &end))
+    return std::nullopt;
+  return ByteSpan{begin, end, peer};
+}
 
 void sort_by_begin(std::vector<ByteSpan>& spans) {
   const auto by_begin = [](const ByteSpan& a, const ByteSpan& b) { return a.begin < b.begin; };

@@ -66,6 +66,10 @@ struct ByteSpan {
   std::int64_t begin, end;
   int peer;
 };
+// The bytes `count` elements of `type` at displacement `displ` touch, relative to their buffer;
+// nullopt where an offset overflows 64 bits.
+std::optional<ByteSpan> block_span(std::int64_t count, std::int64_t displ, const TypeInfo& type,
+                                   int peer);
 // Sorts by begin (at no cost where already in order, the usual case).
 void sort_by_begin(std::vector<ByteSpan>& spans);
 // MPI forbids a send buffer that shares bytes with the receive buffer (an OUT argument "cannot

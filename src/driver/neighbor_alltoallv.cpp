@@ -109,30 +109,28 @@ void check_side(const char* side, const void* buffer, const int* counts, const i
 }
 
 // The byte spans of one side's blocks, sorted; empty where the type is not contiguous (blocks
-// of others may interleave without sharing a byte) or a span does not fit 64 bits.
+// of others may interleave without sharing a byte) or an offset does not fit 64 bits.
 std::vector<ByteSpan> spans_of(const int* counts, const int* displs, std::size_t degree,
                                const TypeInfo& type) {
   std::vector<ByteSpan> spans;
   if (!type.contiguous || type.size == 0) return spans;
   for (std::size_t k = 0; k < degree; ++k) {
-    std::int64_t begin = 0, bytes = 0;
     if (counts[k] == 0) continue;
-    if (__builtin_mul_overflow(std::int64_t{displs[k]}, type.extent, &begin) ||
-        __builtin_mul_overflow(std::int64_t{counts[k]}, type.size, &bytes))
-      return {};
-    spans.push_back({begin + type.true_lb, begin + type.true_lb + bytes, static_cast<int>(k)});
+    const std::optional<ByteSpan> span =
+        block_span(counts[k], displs[k], type, static_cast<int>(k));
+    if (!span) return {};
+    spans.push_back(*span);
   }
   sort_by_begin(spans);
   return spans;
 }
 
 // Send and receive blocks must not share a byte (first_shared_byte).
-void check_apart(const NeighborCall& call, const Neighbours& n) {
+void check_apart(const NeighborCall& call, const Neighbours& n, const TypeInfo& send_type,
+                 const TypeInfo& recv_type) {
   const auto shared = first_shared_byte(
-      spans_of(call.sendcounts, call.sdispls, n.destinations.size(), type_info(call.sendtype)),
-      call.sendbuf,
-      spans_of(call.recvcounts, call.rdispls, n.sources.size(), type_info(call.recvtype)),
-      call.recvbuf);
+      spans_of(call.sendcounts, call.sdispls, n.destinations.size(), send_type), call.sendbuf,
+      spans_of(call.recvcounts, call.rdispls, n.sources.size(), recv_type), call.recvbuf);
   if (shared)
     fail(A2AV_ERR_ARG,
          "the send and receive buffers overlap (send block {} and receive block {} share "
@@ -150,11 +148,10 @@ Neighbours checked_neighbours(const NeighborCall& call, bool is_intercomm) {
     fail(A2AV_ERR_ARG, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
   if (is_intercomm) fail(A2AV_ERR_ARG, "intercommunicators are not supported");
   Neighbours n = neighbours_of(call.comm);
-  check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size(),
-             type_info(call.sendtype));
-  check_side("receive", call.recvbuf, call.recvcounts, call.rdispls, n.sources.size(),
-             type_info(call.recvtype));
-  check_apart(call, n);
+  const TypeInfo send_type = type_info(call.sendtype), recv_type = type_info(call.recvtype);
+  check_side("send", call.sendbuf, call.sendcounts, call.sdispls, n.destinations.size(), send_type);
+  check_side("receive", call.recvbuf, call.recvcounts, call.rdispls, n.sources.size(), recv_type);
+  check_apart(call, n, send_type, recv_type);
   return n;
 }
 

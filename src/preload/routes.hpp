@@ -26,6 +26,18 @@ bool intracommunicator(MPI_Comm comm);
 // a2av's own "vendor" algorithm must call the MPI library, never come back to the preload.
 void use_pmpi_as_vendor();
 
+// Runs `body` (returning an MPI or A2AV_ code) and records its time under route_for(its code),
+// unless that is null.
+template <class Body, class RouteFor>
+int recorded(const char* function, Body body, RouteFor route_for) {
+  const bool stats = stats_enabled();
+  const double start = stats ? PMPI_Wtime() : 0;
+  const int rc = body();
+  if (stats)
+    if (const char* route = route_for(rc)) record(function, route, PMPI_Wtime() - start);
+  return rc;
+}
+
 // Which calls timed() records: a2av's only where they succeed (one that fails goes on to the
 // MPI library or the error handler), the MPI library's whatever they return (a program's
 // erroneous call is still a call, and the statistics say where it went).
@@ -36,12 +48,10 @@ enum class Record { successes, all };
 template <class Body>
 int timed(const char* function, const char* route_or_null, Body body,
           Record which = Record::successes) {
-  const bool stats = stats_enabled();
-  const double start = stats ? PMPI_Wtime() : 0;
-  const int rc = body();
-  if (stats && (rc == MPI_SUCCESS || which == Record::all))
-    record(function, route_or_null ? route_or_null : A2AV_Last_algorithm(), PMPI_Wtime() - start);
-  return rc;
+  return recorded(function, body, [&](int rc) -> const char* {
+    if (rc != MPI_SUCCESS && which == Record::successes) return nullptr;
+    return route_or_null ? route_or_null : A2AV_Last_algorithm();
+  });
 }
 
 // One entry point: `a2av` (returning an A2AV_ code) where a2av takes the call, else `pmpi`.
@@ -56,20 +66,16 @@ int route(const char* function, const char* pmpi_name, MPI_Comm comm, A2av a2av,
           const char* a2av_route = nullptr) {
   use_pmpi_as_vendor();
   if (!intracommunicator(comm)) return timed(function, "intercommunicator:PMPI", pmpi, Record::all);
-  const bool stats = stats_enabled();
-  const double start = stats ? PMPI_Wtime() : 0;
-  const int rc = a2av();
-  const auto note = [&](const char* route) {
-    if (stats) record(function, route, PMPI_Wtime() - start);
+  const auto refused = [](int rc) {
+    return rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM;
   };
-  if (rc == A2AV_SUCCESS) {
-    note(a2av_route ? a2av_route : A2AV_Last_algorithm());
-    return MPI_SUCCESS;
-  }
+  const int rc = recorded(function, a2av, [&](int rc) -> const char* {
+    if (rc == A2AV_SUCCESS) return a2av_route ? a2av_route : A2AV_Last_algorithm();
+    return refused(rc) ? nullptr : kFailedInA2av;  // refused: counted on its way to `pmpi`
+  });
+  if (rc == A2AV_SUCCESS) return MPI_SUCCESS;
   if (rc == A2AV_ERR_ALGORITHM) warn_once(A2AV_Last_error_message());
-  if (rc == A2AV_ERR_ARG || rc == A2AV_ERR_DATATYPE || rc == A2AV_ERR_ALGORITHM)
-    return timed(function, pmpi_name, pmpi, Record::all);
-  note(kFailedInA2av);
+  if (refused(rc)) return timed(function, pmpi_name, pmpi, Record::all);
   MPI_Comm_call_errhandler(comm, mpi_error_for(rc));
   return mpi_error_for(rc);
 }
