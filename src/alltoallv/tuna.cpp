@@ -12,7 +12,8 @@
 //  - the other blocks of a round travel in one message that begins with their sizes, which
 //    the receiver learns with MPI_Mprobe, so there is no separate metadata message and no
 //    extra latency per round;
-//  - the rounds of one digit are independent, so up to `batch` of them are in flight;
+//  - the rounds of one digit are independent, so up to `batch` of them are in flight, a
+//    window that slides: a round is posted as soon as the oldest before it is done;
 //  - the store is one buffer per stored distance, sized by the blocks that actually pass
 //    through it, never max-block * P;
 //  - blocks above direct_above bytes (default 8 KiB, where the paper finds r = P best:
@@ -28,6 +29,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <limits>
 #include <map>
 
 namespace a2av {
@@ -68,7 +71,6 @@ class TunaRun {
         options_(options),
         memory_(memory),
         mismatch_(mismatch),
-        direct_(options.peers, 2 * rounds_in_flight(options.batch)),
         large_(nullptr, large_budget()),
         store_(group.size),
         stored_bytes_(group.size, 0) {
@@ -80,25 +82,34 @@ class TunaRun {
     const int me = group_.rank;
     if (!options_.failed_code && send_.bytes[me] > 0)
       std::memmove(recv_.at(me), send_.at(me), send_.bytes[me]);
-    batch = rounds_in_flight(batch);
+    const int window = rounds_in_flight(batch);
     defer_large_ = large_requests() > large_budget();
     if (!defer_large_) send_large_blocks(rounds);
-    for (const auto& [first, last] : tuna_batches(rounds, batch)) run_batch(rounds, first, last);
+    while (slots_.size() < static_cast<std::size_t>(window))
+      slots_.emplace_back(options_.peers, rounds_budget());
+    for (const auto& [first, last] : tuna_batches(rounds, kWholeDigit))
+      run_digit(rounds, first, last, window);
     if (defer_large_ || !deferred_.empty()) exchange_deferred_large(rounds);
     large_.wait_all(mismatch_);
   }
 
  private:
-  // A round's forwarded messages, sent and received.
-  struct Staging {
+  // A round in flight: its forwarded messages, sent and received, and its requests (the
+  // direct block both ways, the forwarded message's first piece sent).
+  struct Slot {
+    Slot(PeerErrors* in_band, int limit) : requests(in_band, limit) {}
     TempBuffer send;
     TempBuffer recv;
     std::int64_t sent = 0;      // the forwarded message's bytes, this rank's
     std::int64_t received = 0;  // and the one received
+    Requests requests;
+    int taken = 0;  // what the round holds of the rounds' budget while in flight
   };
+  static constexpr int kWholeDigit = std::numeric_limits<int>::max();
 
   // The bound on requests in flight shared out (tuna_schedule.hpp).
   static int large_budget() { return tuna_large_budget(InFlight::limit()); }
+  static int rounds_budget() { return InFlight::limit() - large_budget(); }
   static int rounds_in_flight(int batch) { return tuna_rounds_in_flight(batch, InFlight::limit()); }
 
   // Requests the large blocks take, sent and received, if all are posted when known.
@@ -246,73 +257,88 @@ class TunaRun {
     }
   }
 
-  // A batch of rounds: their direct blocks and the first piece of each forwarded message
-  // posted at once, then the first pieces received (a probe each: only the sender knows the
-  // message's length), then the pieces past the first (forwarded messages longer than
-  // A2AV_MAX_MESSAGE), which a receiver can post only once it knows the length.
-  void run_batch(const std::vector<TunaRound>& rounds, std::size_t first, std::size_t last) {
-    const std::size_t count = last - first;
-    if (staging_.size() < count) staging_.resize(count);
-    Requests first_pieces;  // tagged kTunaForwarded, as every piece of a forwarded message
-    for (std::size_t i = 0; i < count; ++i) {
-      const TunaRound& round = rounds[first + i];
-      const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
-      post_direct(to, from);
-      if (round.forwarded.empty()) continue;
-      Staging& staging = staging_[i];
-      if (!staging.send.capacity()) staging.send.attach(memory_);
-      pack(round, staging.send);
-      staging.sent = packed_bytes_;
-      first_pieces.isend(staging.send.data(), std::min(packed_bytes_, max_piece()), to,
-                         tags::kTunaForwarded.tag(), group_.comm);
+  // A digit's rounds, independent of one another, through a window: at most `window` rounds
+  // and the rounds' budget of requests in flight. Every rank posts them in one order and
+  // completes the oldest first, posting the next as soon as there is room, so the earliest
+  // round not done anywhere is posted on every rank and completes: the window slides without
+  // deadlock, as spread_out's steps do (docs/design.md, "Messages in flight"), and no round
+  // waits for a batch's slowest.
+  void run_digit(const std::vector<TunaRound>& rounds, std::size_t first, std::size_t last,
+                 int window) {
+    std::size_t oldest = first;
+    int taken = 0;
+    for (std::size_t r = first; r < last; ++r) {
+      const int needs = round_requests(rounds[r]);
+      while (oldest < r &&
+             (r - oldest == static_cast<std::size_t>(window) || taken + needs > rounds_budget()))
+        taken -= complete_round(rounds[oldest], slot(oldest)), ++oldest;
+      post_round(rounds[r], slot(r), needs);
+      taken += needs;
     }
-    for (std::size_t i = 0; i < count; ++i) {
-      const TunaRound& round = rounds[first + i];
-      if (options_.failed_code)
-        drain_block(mod(group_.rank - round.distance), group_.comm, *options_.peers);
-      if (!round.forwarded.empty()) receive_first_piece(round, staging_[i]);
-    }
-    direct_.wait_all(mismatch_);
-    first_pieces.wait_all(mismatch_);
-    exchange_later_pieces(rounds, first, count);
-    for (std::size_t i = 0; i < count; ++i)
-      if (!rounds[first + i].forwarded.empty())
-        unpack(rounds[first + i], staging_[i].recv.data(), staging_[i].received);
+    for (; oldest < last; ++oldest) complete_round(rounds[oldest], slot(oldest));
+  }
+  Slot& slot(std::size_t round) { return slots_[round % slots_.size()]; }
+
+  // What a round takes of the budget: its direct block both ways (or the error it sends
+  // instead) and its forwarded message's first piece; at least two, the room its later
+  // pieces take once the rest of the round is done (complete_round). A round whose direct
+  // block alone needs more pieces than the budget slides them, alone in the window.
+  int round_requests(const TunaRound& round) const {
+    const Requests& requests = slots_.front().requests;
+    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    const std::int64_t direct = options_.failed_code ? 1
+                                                     : requests.requests_for(recv_.bytes[from]) +
+                                                           requests.requests_for(send_.bytes[to]);
+    const std::int64_t needs = direct + (round.forwarded.empty() ? 0 : 1);
+    return static_cast<int>(std::clamp<std::int64_t>(needs, 2, rounds_budget()));
   }
 
-  // The forwarded messages' pieces past the first, step by step in the batch's order of
-  // rounds (the receive from rank - distance, the send to rank + distance, their pieces
-  // alternating), the order in which the bound slides without deadlock (core/p2p.hpp). Only
-  // the large blocks' requests are in flight beside them.
-  void exchange_later_pieces(const std::vector<TunaRound>& rounds, std::size_t first,
-                             std::size_t count) {
-    Requests later(nullptr, InFlight::limit() - large_budget());
+  // The round's direct block, from the send buffer straight into the receive buffer (a
+  // failed rank sends its error code instead, and drains what comes: complete_round), then
+  // the first piece of its forwarded message.
+  void post_round(const TunaRound& round, Slot& slot, int needs) {
+    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    slot.taken = needs;
+    if (options_.failed_code)
+      slot.requests.isend_error(options_.failed_code, to, group_.comm);
+    else
+      slot.requests.exchange(recv_.at(from), recv_.bytes[from], from, send_.at(to), send_.bytes[to],
+                             to, tags::kDirectBlock.tag(), group_.comm);
+    if (round.forwarded.empty()) return;
+    if (!slot.send.capacity()) slot.send.attach(memory_);
+    pack(round, slot.send);
+    slot.sent = packed_bytes_;
+    slot.requests.isend(slot.send.data(), std::min(packed_bytes_, max_piece()), to,
+                        tags::kTunaForwarded.tag(), group_.comm);
+  }
+
+  // The round's forwarded message received (its first piece probed: only the sender knows
+  // its length), its requests completed, then the pieces past the first (messages longer than
+  // A2AV_MAX_MESSAGE), which a receiver can post only once it knows the length, and the
+  // blocks put where they belong. Returns what the round held of the budget.
+  int complete_round(const TunaRound& round, Slot& slot) {
+    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    if (options_.failed_code) drain_block(from, group_.comm, *options_.peers);
+    if (!round.forwarded.empty()) receive_first_piece(from, slot);
+    slot.requests.wait_all(mismatch_);
+    if (round.forwarded.empty()) return slot.taken;
     const std::int64_t piece = max_piece();
-    for (std::size_t i = 0; i < count; ++i) {
-      const TunaRound& round = rounds[first + i];
-      Staging& staging = staging_[i];
-      if (round.forwarded.empty() || (staging.sent <= piece && staging.received <= piece)) continue;
-      later.exchange(staging.recv.data() + piece,
-                     std::max<std::int64_t>(0, staging.received - piece),
-                     mod(group_.rank - round.distance), staging.send.data() + piece,
-                     std::max<std::int64_t>(0, staging.sent - piece),
-                     mod(group_.rank + round.distance), tags::kTunaForwarded.tag(), group_.comm);
+    if (slot.sent > piece || slot.received > piece) {
+      // The receive from rank - distance and the send to rank + distance, their pieces
+      // alternating, in the room the round held.
+      Requests later(nullptr, slot.taken);
+      later.exchange(slot.recv.data() + piece, std::max<std::int64_t>(0, slot.received - piece),
+                     from, slot.send.data() + piece, std::max<std::int64_t>(0, slot.sent - piece),
+                     to, tags::kTunaForwarded.tag(), group_.comm);
+      later.wait_all(mismatch_);
     }
-    later.wait_all(mismatch_);
-  }
-
-  // The round's direct block: from the send buffer straight into the receive buffer. A
-  // failed rank sends its error code instead, and drains what comes (run_batch).
-  void post_direct(int to, int from) {
-    if (options_.failed_code) return direct_.isend_error(options_.failed_code, to, group_.comm);
-    direct_.exchange(recv_.at(from), recv_.bytes[from], from, send_.at(to), send_.bytes[to], to,
-                     tags::kDirectBlock.tag(), group_.comm);
+    unpack(round, slot.recv.data(), slot.received);
+    return slot.taken;
   }
 
   // The first piece of a round's forwarded message, probed: it carries the message's length
   // (kTotal), for which the staging buffer is sized, and the later pieces follow it there.
-  void receive_first_piece(const TunaRound& round, Staging& staging) {
-    const int from = mod(group_.rank - round.distance);
+  void receive_first_piece(int from, Slot& staging) {
     ProbedMessage message = ProbedMessage::wait(from, tags::kTunaForwarded.tag(), group_.comm);
     const int first = message.bytes();
     TempBuffer& buffer = staging.recv;
@@ -337,11 +363,10 @@ class TunaRun {
   TunaOptions options_;
   MemoryTracker& memory_;
   Mismatch& mismatch_;
-  Requests direct_;                         // the rounds' direct blocks (in band if agreeing)
   Requests large_;                          // large blocks, sent and received
   std::vector<TempBuffer> store_;           // indexed by distance
   std::vector<std::int64_t> stored_bytes_;  // bytes (or marker) of the block at each distance
-  std::vector<Staging> staging_;            // one per round in flight
+  std::deque<Slot> slots_;                  // one per round in flight (Requests do not move)
   std::int64_t packed_bytes_ = 0;
   // Large blocks past the bound: marked in the rounds, exchanged after them.
   bool defer_large_ = false;              // this rank's

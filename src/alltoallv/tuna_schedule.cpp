@@ -7,10 +7,30 @@
 
 namespace a2av {
 
+namespace {
+
+// A digit's values 1..count in bit-reversed order of value - 1: any run of consecutive
+// entries spreads over the whole range.
+std::vector<int> spread_values(int count) {
+  int bits = 0;
+  while ((1 << bits) < count) ++bits;
+  std::vector<int> values;
+  for (int i = 0; i < (1 << bits); ++i) {
+    int reversed = 0;
+    for (int b = 0; b < bits; ++b)
+      if (i & (1 << b)) reversed |= 1 << (bits - 1 - b);
+    if (reversed < count) values.push_back(reversed + 1);
+  }
+  return values;
+}
+
+}  // namespace
+
 std::vector<TunaRound> tuna_rounds(int size, int radix) {
   std::vector<TunaRound> rounds;
   for (std::int64_t place = 1, digit = 0; place < size; place *= radix, ++digit) {
-    for (int value = 1; value < radix && value * place < size; ++value) {
+    const int count = static_cast<int>(std::min<std::int64_t>(radix - 1, (size - 1) / place));
+    for (int value : spread_values(count)) {
       TunaRound round{static_cast<int>(digit), value, static_cast<int>(value * place), {}};
       // distance = high * radix * place + value * place + low, low < place
       for (std::int64_t high = 0; high * radix * place + value * place < size; ++high)

@@ -23,13 +23,17 @@ struct TunaRound {
   std::vector<int> forwarded;  // distances of the blocks other than the direct one
 };
 
-// The rounds for P ranks and a radix already clamped to 2..P, digit by digit.
+// The rounds for P ranks and a radix already clamped to 2..P, digit by digit; within a digit
+// the values in bit-reversed order, so that rounds in flight together (a batch, a window
+// under the bound on requests) go to distances spread over the digit, not to one stretch
+// of the ring behind one link.
 std::vector<TunaRound> tuna_rounds(int size, int radix);
 // The same, computed once per (P, radix) and thread: the engines' per-call lookup.
 const std::vector<TunaRound>& cached_tuna_rounds(int size, int radix);
 
 // The rounds in flight together: [first, last) index ranges of up to `batch` rounds, all
-// of one digit (rounds of different digits depend on each other).
+// of one digit (rounds of different digits depend on each other). The blocking tuna slides
+// a window of `batch` rounds through each digit instead; the cost model takes its batches.
 std::vector<std::pair<std::size_t, std::size_t>> tuna_batches(const std::vector<TunaRound>& rounds,
                                                               int batch);
 

@@ -6,6 +6,7 @@
 #include <a2av/error.hpp>
 
 #include <map>
+#include <set>
 
 namespace a2av {
 namespace {
@@ -76,6 +77,33 @@ TEST(TunaRounds, PaperExampleSizes) {
   EXPECT_EQ(tuna_stored_blocks(8, 4), 3);
   EXPECT_EQ(tuna_rounds(8, 2).size(), 3u);
   EXPECT_EQ(tuna_stored_blocks(16, 16), 0);
+}
+
+// Under the bound a digit's rounds go a window at a time; consecutive rounds must spread
+// over the digit's values, so that a window's distances do not all cross one link.
+TEST(TunaRounds, ConsecutiveRoundsSpreadOverTheDigit) {
+  const auto rounds = tuna_rounds(4096, 64);
+  ASSERT_EQ(rounds.size(), 126u);
+  for (int digit = 0; digit < 2; ++digit) {
+    std::set<int> values;
+    for (int i = 0; i < 63; ++i) values.insert(rounds[digit * 63 + i].value);
+    EXPECT_EQ(values.size(), 63u);
+    EXPECT_EQ(*values.begin(), 1);
+    EXPECT_EQ(*values.rbegin(), 63);
+    // Any 16 consecutive rounds (a window of the default bound) touch every quarter of the
+    // digit's values 1..63.
+    for (int first = 0; first + 16 <= 63; ++first) {
+      std::set<int> quarters;
+      for (int i = first; i < first + 16; ++i)
+        quarters.insert((rounds[digit * 63 + i].value - 1) / 16);
+      EXPECT_EQ(quarters.size(), 4u) << "window from round " << first;
+    }
+  }
+  // A digit with fewer values than the radix (P = 10, radix 4: the second digit has 1, 2).
+  const auto short_digit = tuna_rounds(10, 4);
+  ASSERT_EQ(short_digit.size(), 5u);
+  EXPECT_EQ(short_digit[3].digit, 1);
+  EXPECT_EQ(short_digit[3].value + short_digit[4].value, 3);
 }
 
 TEST(TunaRounds, RadixAndBatchClamping) {
