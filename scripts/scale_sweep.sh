@@ -87,6 +87,7 @@ radix_p1024_probe|polaris|1024|$ompi|--specs tuna:radix=4;tuna:radix=8 --sizes 1
 poll1us_p1024_1k_probe|polaris|1024|$ompi $poll1us|--specs auto --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=1000
 poll10us_p1024_1k_probe|polaris|1024|$ompi $poll10us|--specs auto --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=10000
 bound_p4096_1k_probe|polaris|4096|$ompi $poll10us|--specs auto;tuna:radix=64,in_flight=2147483647 --sizes 1024 --shared-buffers --warmup 0|A2AV_SIM_POLL_NANOSECONDS=10000
+window_p512_1k_probe|polaris|512|$ompi|--specs tuna:radix=23;tuna:radix=23,in_flight=2147483647 --sizes 1024 --warmup 0
 linear_p128_probe|polaris|128|$ompi|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
 linear_p256_probe|polaris|256|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16,256 --warmup 0
 linear_p512_probe|polaris|512|$ompi $linear|--specs node_aware;tuna_coalesced;MPI_Alltoallv --sizes 16 --warmup 0
