@@ -147,6 +147,9 @@ class TunaRun {
     return !options_.failed_code && bytes == recv_.bytes[source];
   }
   int mod(int value) const { return ((value % group_.size) + group_.size) % group_.size; }
+  // A round's peers: this rank sends to rank + distance and receives from rank - distance.
+  int sends_to(const TunaRound& round) const { return mod(group_.rank + round.distance); }
+  int receives_from(const TunaRound& round) const { return mod(group_.rank - round.distance); }
   bool large(std::int64_t bytes) const { return bytes > options_.direct_above; }
 
   // The block this rank holds at `distance` before a round on `digit`.
@@ -290,7 +293,7 @@ class TunaRun {
     Requests requests(options_.peers, 2 * window);
     for (std::size_t r = first; r < last; ++r) post_direct(rounds[r], requests);
     for (std::size_t r = first; r < last && options_.failed_code; ++r)
-      drain_block(mod(group_.rank - rounds[r].distance), group_.comm, *options_.peers);
+      drain_block(receives_from(rounds[r]), group_.comm, *options_.peers);
     requests.wait_all(mismatch_);
   }
 
@@ -300,7 +303,7 @@ class TunaRun {
   // block alone needs more pieces than the budget slides them, alone in the window.
   int round_requests(const TunaRound& round) const {
     const Requests& requests = slots_.front().requests;
-    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    const int to = sends_to(round), from = receives_from(round);
     const std::int64_t direct = options_.failed_code ? 1
                                                      : requests.requests_for(recv_.bytes[from]) +
                                                            requests.requests_for(send_.bytes[to]);
@@ -311,7 +314,7 @@ class TunaRun {
   // The round's direct block, from the send buffer straight into the receive buffer (a
   // failed rank sends its error code instead, and drains what comes: complete_round).
   void post_direct(const TunaRound& round, Requests& requests) {
-    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    const int to = sends_to(round), from = receives_from(round);
     if (options_.failed_code) return requests.isend_error(options_.failed_code, to, group_.comm);
     requests.exchange(recv_.at(from), recv_.bytes[from], from, send_.at(to), send_.bytes[to], to,
                       tags::kDirectBlock.tag(), group_.comm);
@@ -319,7 +322,7 @@ class TunaRun {
 
   // The round's direct block, then the first piece of its forwarded message.
   void post_round(const TunaRound& round, Slot& slot, int needs) {
-    const int to = mod(group_.rank + round.distance);
+    const int to = sends_to(round);
     slot.taken = needs;
     post_direct(round, slot.requests);
     if (round.forwarded.empty()) return;
@@ -335,7 +338,7 @@ class TunaRun {
   // A2AV_MAX_MESSAGE), which a receiver can post only once it knows the length, and the
   // blocks put where they belong. Returns what the round held of the budget.
   int complete_round(const TunaRound& round, Slot& slot) {
-    const int to = mod(group_.rank + round.distance), from = mod(group_.rank - round.distance);
+    const int to = sends_to(round), from = receives_from(round);
     if (options_.failed_code) drain_block(from, group_.comm, *options_.peers);
     if (!round.forwarded.empty()) receive_first_piece(from, slot);
     slot.requests.wait_all(mismatch_);
