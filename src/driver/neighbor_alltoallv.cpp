@@ -24,6 +24,7 @@
 #include "core/check.hpp"
 #include "core/comm_context.hpp"
 #include "core/p2p.hpp"
+#include "core/per_thread.hpp"
 #include "core/tags.hpp"
 #include "driver/nonblocking_operation.hpp"
 #include "driver/nonblocking_setup.hpp"
@@ -108,29 +109,31 @@ void check_side(const char* side, const void* buffer, const int* counts, const i
   }
 }
 
-// The byte spans of one side's blocks, sorted; empty where the type is not contiguous (blocks
-// of others may interleave without sharing a byte) or an offset does not fit 64 bits.
-std::vector<ByteSpan> spans_of(const int* counts, const int* displs, std::size_t degree,
-                               const TypeInfo& type) {
-  std::vector<ByteSpan> spans;
-  if (!type.contiguous || type.size == 0) return spans;
+// The byte spans of one side's blocks, sorted, into `spans`; empty where the type is not
+// contiguous (blocks of others may interleave without sharing a byte) or an offset does not
+// fit 64 bits.
+void spans_of(const int* counts, const int* displs, std::size_t degree, const TypeInfo& type,
+              std::vector<ByteSpan>& spans) {
+  spans.clear();
+  if (!type.contiguous || type.size == 0) return;
   for (std::size_t k = 0; k < degree; ++k) {
     if (counts[k] == 0) continue;
     const std::optional<ByteSpan> span =
         block_span(counts[k], displs[k], type, static_cast<int>(k));
-    if (!span) return {};
+    if (!span) return spans.clear();
     spans.push_back(*span);
   }
   sort_by_begin(spans);
-  return spans;
 }
 
-// Send and receive blocks must not share a byte (first_shared_byte).
+// Send and receive blocks must not share a byte (first_shared_byte). The spans are kept
+// between calls on each thread: no allocation per call.
 void check_apart(const NeighborCall& call, const Neighbours& n, const TypeInfo& send_type,
                  const TypeInfo& recv_type) {
-  const auto shared = first_shared_byte(
-      spans_of(call.sendcounts, call.sdispls, n.destinations.size(), send_type), call.sendbuf,
-      spans_of(call.recvcounts, call.rdispls, n.sources.size(), recv_type), call.recvbuf);
+  A2AV_THREAD_LOCAL std::vector<ByteSpan> send_spans, recv_spans;
+  spans_of(call.sendcounts, call.sdispls, n.destinations.size(), send_type, send_spans);
+  spans_of(call.recvcounts, call.rdispls, n.sources.size(), recv_type, recv_spans);
+  const auto shared = first_shared_byte(send_spans, call.sendbuf, recv_spans, call.recvbuf);
   if (shared)
     fail(A2AV_ERR_ARG,
          "the send and receive buffers overlap (send block {} and receive block {} share "
